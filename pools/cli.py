@@ -1,0 +1,9 @@
+"""``toppref`` subcommands of the pools app (see config/cli.py)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add this app's subcommands."""

@@ -1,0 +1,91 @@
+"""Schema of the pools app: what is judged (topics, items) and what is known already (grades, runs)."""
+
+from django.db import models
+
+
+class Collection(models.Model):
+    """A set of topics and items judged together (e.g. TREC CAsT 2019, or the shipped demo)."""
+
+    name = models.SlugField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+    # Strict: qrels and runs may only name topics already imported; lenient: unknown topics are created.
+    is_strict = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Topic(models.Model):
+    """A question to judge. ``topic_id`` is the external id used in qrels and runs (e.g. ``31_2``)."""
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="topics")
+    topic_id = models.CharField(max_length=100)
+    # The question shown to assessors: for CAsT the manually resolved rewrite, not the raw utterance.
+    question = models.TextField(blank=True)
+    conversation_id = models.CharField(max_length=100, blank=True)
+    turn = models.PositiveIntegerField(null=True, blank=True)
+    utterance = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["collection_id", "topic_id"]
+        constraints = [models.UniqueConstraint(fields=["collection", "topic_id"], name="unique_topic_id_per_collection")]
+        indexes = [models.Index(fields=["collection", "conversation_id"])]
+
+    def __str__(self) -> str:
+        return self.topic_id
+
+
+class Item(models.Model):
+    """A passage (document) that can be judged. ``text`` may be empty until the passages are imported."""
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="items")
+    docid = models.CharField(max_length=200)
+    text = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["collection_id", "docid"]
+        constraints = [models.UniqueConstraint(fields=["collection", "docid"], name="unique_docid_per_collection")]
+
+    def __str__(self) -> str:
+        return self.docid
+
+
+class GradedJudgment(models.Model):
+    """One graded relevance label (TREC qrels line ``topic Q0 docid grade``)."""
+
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="graded_judgments")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="graded_judgments")
+    grade = models.FloatField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["topic", "item"], name="one_grade_per_topic_item")]
+
+    def __str__(self) -> str:
+        return f"{self.topic_id} {self.item_id} {self.grade:g}"
+
+
+def run_upload_path(run: "Run", filename: str) -> str:
+    return f"runs/{run.collection.name}/{run.name}.run"
+
+
+class Run(models.Model):
+    """A system's ranked lists (TREC run). The lines are kept as a validated file, not one row per line:
+    a TREC run can hold tens of millions of lines, which the measures read as arrays."""
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="runs")
+    name = models.CharField(max_length=200)
+    file = models.FileField(upload_to=run_upload_path, max_length=500)
+    line_count = models.PositiveBigIntegerField(default=0)
+    topic_count = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["collection_id", "name"]
+        constraints = [models.UniqueConstraint(fields=["collection", "name"], name="unique_run_name_per_collection")]
+
+    def __str__(self) -> str:
+        return self.name

@@ -1,0 +1,9 @@
+from django.urls import path
+
+from pools import views
+
+app_name = "pools"
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("healthz", views.healthz, name="healthz"),
+]
