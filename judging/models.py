@@ -1,0 +1,357 @@
+"""Schema of the judging app: campaigns over a collection, each topic's state machine, rounds of pairs,
+HITs packing pairs and challenges, workers and their assignments, judgments, and dedicated tournaments.
+
+State changes only through ``judging.services``; these models hold the state and its invariants (constraints),
+so that a crash at any point leaves a consistent database from which every step can be re-run. Deleting a
+collection deletes its campaigns with it (as pools' ``collection_delete`` promises); workers and assessors stay.
+"""
+
+from datetime import timedelta
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+from pools.models import Collection, Item, Topic
+
+
+class Campaign(models.Model):
+    """A judging project over one collection (paper 000, sections 4-5; issue 4 item 1).
+
+    ``final_stage_size`` is F (pools of at most F go to the all-pairs stage 2) and ``opponents`` is P
+    (opponents per candidate in a stage-1 round); they must satisfy F > P > k >= 1.
+    """
+
+    class Mode(models.TextChoices):
+        CROWD = "crowd", "crowd (two-stage elimination)"
+        TOURNAMENT = "tournament", "dedicated assessors (single-elimination tournament)"
+
+    class Culling(models.TextChoices):
+        # pipeline.md 4.A1: the released data support "cull iff 2*wins < opponents".
+        HALF = "half", "cull iff 2*wins < opponents"
+        STRICT_MAJORITY = "strict_majority", "cull unless wins > opponents/2"
+
+    class Status(models.TextChoices):
+        DRAFT = "draft"
+        RUNNING = "running"
+        DONE = "done"
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="campaigns")
+    name = models.SlugField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+    mode = models.CharField(max_length=20, choices=Mode.choices, default=Mode.CROWD)
+    k = models.PositiveIntegerField(default=5)
+    final_stage_size = models.PositiveIntegerField("F", default=9)
+    opponents = models.PositiveIntegerField("P", default=7)
+    culling = models.CharField(max_length=20, choices=Culling.choices, default=Culling.HALF)
+    max_rounds = models.PositiveIntegerField(default=10)
+    seed = models.BigIntegerField(default=0)
+    preferences_per_hit = models.PositiveIntegerField(default=10)
+    challenges_per_hit = models.PositiveIntegerField(default=3)
+    pay_per_hit_usd = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("2.00"))
+    fee_per_hit_usd = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("0.40"))
+    budget_usd = models.DecimalField(max_digits=10, decimal_places=2, null=True, blank=True)
+    # How long a published HIT stays open before its pairs go back to the queue.
+    hit_lifetime = models.DurationField(default=timedelta(days=1))
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.DRAFT)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "name"]
+        constraints = [
+            models.CheckConstraint(condition=Q(k__gte=1), name="campaign_k_at_least_1"),
+            models.CheckConstraint(condition=Q(opponents__gt=F("k")), name="campaign_opponents_above_k"),
+            models.CheckConstraint(
+                condition=Q(final_stage_size__gt=F("opponents")), name="campaign_final_stage_size_above_opponents"
+            ),
+            models.CheckConstraint(condition=Q(max_rounds__gte=1), name="campaign_max_rounds_at_least_1"),
+            models.CheckConstraint(condition=Q(preferences_per_hit__gte=1), name="campaign_hit_has_preferences"),
+            models.CheckConstraint(
+                condition=Q(pay_per_hit_usd__gte=0) & Q(fee_per_hit_usd__gte=0), name="campaign_pay_not_negative"
+            ),
+            models.CheckConstraint(
+                condition=Q(budget_usd__isnull=True) | Q(budget_usd__gte=0), name="campaign_budget_not_negative"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def cost_per_hit_usd(self) -> Decimal:
+        return self.pay_per_hit_usd + self.fee_per_hit_usd
+
+
+class CampaignTopic(models.Model):
+    """One topic's progress through a campaign: the per-topic state machine (issue 4 item 2).
+
+    thinned -> stage 1 (round r) -> stage 2 -> done, or nothing_to_judge for pools of 0-1 candidates;
+    dedicated campaigns go thinned -> tournament -> done. Every transition locks this row.
+    """
+
+    class State(models.TextChoices):
+        THINNED = "thinned"
+        STAGE_1 = "stage_1", "stage 1"
+        STAGE_2 = "stage_2", "stage 2"
+        TOURNAMENT = "tournament"
+        DONE = "done"
+        NOTHING_TO_JUDGE = "nothing_to_judge", "nothing to judge"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="campaign_topics")
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="campaign_topics")
+    state = models.CharField(max_length=20, choices=State.choices, default=State.THINNED)
+    round_number = models.PositiveIntegerField(default=0)
+    # Engine ``Tournament.to_state()`` for dedicated campaigns: the bracket and its judgment cache.
+    tournament_state = models.JSONField(null=True, blank=True)
+    # A dedicated assessor holds the topic while judging it, so two assessors never get the same pair.
+    assessor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    assessor_lease_until = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["campaign_id", "topic__topic_id"]
+        constraints = [models.UniqueConstraint(fields=["campaign", "topic"], name="one_state_per_campaign_topic")]
+        indexes = [models.Index(fields=["campaign", "state"])]
+
+    def __str__(self) -> str:
+        return f"{self.campaign} {self.topic} {self.state}"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.state in (self.State.DONE, self.State.NOTHING_TO_JUDGE)
+
+
+class Candidate(models.Model):
+    """An item of a topic's thinned pool, with its fate: culled in a round, or ranked in stage 2."""
+
+    campaign_topic = models.ForeignKey(CampaignTopic, on_delete=models.CASCADE, related_name="candidates")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    # Order of the thinned pool (the order of the graded judgments), which the engine's seeded plans follow.
+    position = models.PositiveIntegerField()
+    grade = models.FloatField()
+    is_active = models.BooleanField(default=True)
+    culled_in_round = models.PositiveIntegerField(null=True, blank=True)
+    # Set when the topic finishes: competition rank and stage-2 wins (tournament: placement order).
+    rank = models.PositiveIntegerField(null=True, blank=True)
+    wins = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["campaign_topic_id", "position"]
+        constraints = [models.UniqueConstraint(fields=["campaign_topic", "item"], name="one_candidate_per_item")]
+
+    def __str__(self) -> str:
+        return f"{self.campaign_topic.topic} {self.item}"
+
+
+class Round(models.Model):
+    """A batch of pairs of one topic that must all be judged before the topic moves on."""
+
+    campaign_topic = models.ForeignKey(CampaignTopic, on_delete=models.CASCADE, related_name="rounds")
+    number = models.PositiveIntegerField()
+    stage = models.PositiveSmallIntegerField()
+    candidate_count = models.PositiveIntegerField()
+    # What the close computed (survivors, culled, reinstated, wins, opponents): kept for audit.
+    outcome = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["campaign_topic_id", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign_topic", "number"], name="one_round_number_per_topic"),
+            models.CheckConstraint(condition=Q(stage__in=[1, 2]), name="round_stage_1_or_2"),
+        ]
+        indexes = [models.Index(fields=["closed_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.campaign_topic.topic} round {self.number} (stage {self.stage})"
+
+    @property
+    def is_open(self) -> bool:
+        return self.closed_at is None
+
+
+class Hit(models.Model):
+    """A unit of crowd work: pairs of any topics plus challenges (issue 4 item 7). One worker per HIT.
+
+    ``provider`` and ``external_id`` tie it to the crowd platform that published it (MTurk, Prolific...).
+    """
+
+    class Status(models.TextChoices):
+        OPEN = "open"
+        ACCEPTED = "accepted"  # submitted, challenges passed: its judgments count
+        DISCARDED = "discarded"  # failed a challenge: paid, not counted, pairs requeued
+        EXPIRED = "expired"  # not submitted in time: pairs requeued
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="hits")
+    number = models.PositiveIntegerField()
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.OPEN)
+    provider = models.CharField(max_length=30, default="local")
+    external_id = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["campaign_id", "number"]
+        constraints = [models.UniqueConstraint(fields=["campaign", "number"], name="one_hit_number_per_campaign")]
+        indexes = [models.Index(fields=["campaign", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.campaign} HIT {self.number} ({self.status})"
+
+
+class Pair(models.Model):
+    """Two candidates of a round to compare. ``hit`` is the open HIT holding it (at most one at a time);
+    ``winner`` is set from the accepted HIT's judgment, which makes the pair complete."""
+
+    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="pairs")
+    left = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    right = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    hit = models.ForeignKey(Hit, on_delete=models.SET_NULL, null=True, blank=True, related_name="open_pairs")
+    winner = models.ForeignKey(Item, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    judged_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["round_id", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["round", "left", "right"], name="pair_once_per_round"),
+            models.CheckConstraint(condition=~Q(left=F("right")), name="pair_of_two_items"),
+            models.CheckConstraint(
+                condition=Q(winner__isnull=True) | Q(winner=F("left")) | Q(winner=F("right")),
+                name="pair_winner_is_left_or_right",
+            ),
+        ]
+        indexes = [models.Index(fields=["hit", "winner"])]
+
+    def __str__(self) -> str:
+        return f"{self.left} vs {self.right}"
+
+
+class HitSlot(models.Model):
+    """One question of a HIT as shown: left/right as displayed. A challenge has no pair and stores the
+    expected winner, which is never sent to the worker (issue 4 item 6)."""
+
+    hit = models.ForeignKey(Hit, on_delete=models.CASCADE, related_name="slots")
+    position = models.PositiveSmallIntegerField()
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, null=True, blank=True, related_name="slots")
+    left = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    right = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    is_challenge = models.BooleanField(default=False)
+    expected_winner = models.ForeignKey(Item, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+
+    class Meta:
+        ordering = ["hit_id", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["hit", "position"], name="one_slot_per_hit_position"),
+            models.CheckConstraint(
+                condition=(Q(is_challenge=True, pair__isnull=True, expected_winner__isnull=False))
+                | Q(is_challenge=False, pair__isnull=False, expected_winner__isnull=True),
+                name="slot_is_pair_or_challenge",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        kind = "challenge" if self.is_challenge else "pair"
+        return f"HIT {self.hit_id} #{self.position} {kind}"
+
+
+class Worker(models.Model):
+    """A crowd worker as known to one provider (``external_id`` is the provider's worker id)."""
+
+    provider = models.CharField(max_length=30, default="local")
+    external_id = models.CharField(max_length=200)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    is_excluded = models.BooleanField(default=False)
+    excluded_at = models.DateTimeField(null=True, blank=True)
+    exclusion_reason = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["provider", "external_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "external_id"], name="one_worker_per_provider_id")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider}:{self.external_id}"
+
+
+class Assignment(models.Model):
+    """One worker's take on one HIT."""
+
+    class Status(models.TextChoices):
+        IN_PROGRESS = "in_progress", "in progress"
+        ACCEPTED = "accepted"
+        DISCARDED = "discarded"
+        EXPIRED = "expired"
+
+    hit = models.ForeignKey(Hit, on_delete=models.CASCADE, related_name="assignments")
+    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="assignments")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.IN_PROGRESS)
+    external_id = models.CharField(max_length=200, blank=True)
+    is_paid = models.BooleanField(default=False)
+    started_at = models.DateTimeField(auto_now_add=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["hit_id", "started_at"]
+        constraints = [
+            # One worker per HIT at a time: a second worker only gets it after the first expired.
+            models.UniqueConstraint(
+                fields=["hit"],
+                condition=Q(status__in=["in_progress", "accepted"]),
+                name="one_live_assignment_per_hit",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.worker} on HIT {self.hit_id} ({self.status})"
+
+
+class Judgment(models.Model):
+    """One answer of an assignment to one slot (a pair or a challenge). Unique per (assignment, slot):
+    a repeated submit returns the stored judgment and never counts twice."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="judgments")
+    slot = models.ForeignKey(HitSlot, on_delete=models.CASCADE, related_name="judgments")
+    winner = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    shown_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["assignment_id", "slot__position"]
+        constraints = [models.UniqueConstraint(fields=["assignment", "slot"], name="one_judgment_per_slot")]
+
+    def __str__(self) -> str:
+        return f"{self.assignment_id}/{self.slot_id}: {self.winner}"
+
+
+class TournamentJudgment(models.Model):
+    """A dedicated assessor's preference in a tournament (paper 000, section 4.2)."""
+
+    campaign_topic = models.ForeignKey(CampaignTopic, on_delete=models.CASCADE, related_name="tournament_judgments")
+    assessor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    left = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    right = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    winner = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["campaign_topic_id", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign_topic", "left", "right"], name="tournament_pair_judged_once"),
+            models.CheckConstraint(
+                condition=Q(winner=F("left")) | Q(winner=F("right")), name="tournament_winner_is_left_or_right"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.campaign_topic.topic}: {self.winner}"

@@ -1,9 +1,193 @@
-"""``toppref`` subcommands of the metrics app (see config/cli.py)."""
+"""``toppref`` subcommands of the metrics app (see config/cli.py): ``compat`` and ``evaluate`` here; ``compare``
+and ``plot`` in :mod:`metrics.analysis_cli`. All of them read files only (no Django)."""
 
 from __future__ import annotations
 
 import argparse
+import csv
+import json
+import sys
+from collections.abc import Iterator
+
+from tqdm import tqdm
+
+from metrics import analysis_cli
+from metrics.core.evaluate import MEASURES, EvaluationOptions, TopicScores, evaluate_run, parse_measure
+from metrics.core.ideal import levels_from_values, map_gains
+from metrics.core.rbo import DEFAULT_DEPTH, DEFAULT_P
+from metrics.core.readers import Qrels, Run, TrecFormatError, read_qrels, read_run
+
+# The reference script's accepted range for -p; outside it the reference prints a message and exits 0.
+P_RANGE = (0.01, 0.99)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add this app's subcommands."""
+    _register_compat(subparsers)
+    _register_evaluate(subparsers)
+    analysis_cli.register(subparsers)
+
+
+def _register_compat(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "compat",
+        help="compatibility of one run (drop-in for the reference compatibility.py)",
+        description=(
+            "Compatibility (NRBO against the maximum-similarity ideal ranking) of RUN against preference or graded "
+            "QRELS, computed exactly as the reference compatibility.py: CSV 'runid,topic,compatibility' on "
+            "stdout, one line per topic in run order, then 'runid,average,MEAN' over the run's topics that have "
+            "a positive judgment."
+        ),
+    )
+    parser.add_argument("-p", type=float, default=DEFAULT_P, help="persistence, in [0.01, 0.99] (default 0.95; "
+                        "0.80/0.85/0.90/0.95 match NDCG@3/5/10/20)")
+    parser.add_argument("qrels", metavar="QRELS", help="TREC qrels: topic Q0 docid value (float; larger = preferred)")
+    parser.add_argument("run", metavar="RUN", help="TREC run: topic Q0 docid rank score runid")
+    _add_compat_options(parser)
+    parser.set_defaults(handler=compat_command, needs_django=False)
+
+
+def _add_compat_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--depth", type=int, default=DEFAULT_DEPTH, help="RBO depth (default 1000, the reference)")
+    parser.add_argument("--no-normalize", dest="normalize", action="store_false",
+                        help="plain RBO instead of NRBO (reproduces the CIKM'20 / ICTIR'20 numbers)")
+    parser.add_argument("--missing-topics", choices=("drop", "zero"), default="drop",
+                        help="drop: score only topics in the run (reference, trec_eval); "
+                             "zero: also count judged topics the run lacks, as 0 (trec_eval -c)")
+
+
+def compat_command(args: argparse.Namespace) -> int:
+    if not P_RANGE[0] <= args.p <= P_RANGE[1]:
+        print(f"toppref compat: error: -p must be in [{P_RANGE[0]}, {P_RANGE[1]}], got {args.p}", file=sys.stderr)
+        return 2
+    if args.depth < 1:
+        print(f"toppref compat: error: --depth must be at least 1, got {args.depth}", file=sys.stderr)
+        return 2
+    options = EvaluationOptions(depth=args.depth, normalize=args.normalize, missing_topics=args.missing_topics)
+    try:
+        qrels = read_qrels(args.qrels)
+        run = read_run(args.run)
+    except TrecFormatError as error:
+        print(f"toppref compat: error: {error}", file=sys.stderr)
+        return 1
+    (scores,) = evaluate_run(qrels, run, [parse_measure(f"compat@{args.p!r}")], options)
+    out = sys.stdout
+    out.write("runid,topic,compatibility\n")
+    for topic, value in zip(scores.topics, scores.values, strict=True):
+        out.write(f"{scores.runid},{topic},{float(value)!r}\n")
+    out.write(f"{scores.runid},average,{scores.mean!r}\n")
+    return 0
+
+
+def _register_evaluate(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "evaluate",
+        help="score runs under any measures (compat, ndcg@k, ap, rr, p@k, rbp@p, esl...)",
+        description=(
+            "Score each RUN against QRELS. Output lines 'runid<TAB>measure<TAB>topic<TAB>value', topic 'all' "
+            "for the mean over the scored topics. Measures: "
+            + "; ".join(f"{name}: {family.description}" for name, family in sorted(MEASURES.items()))
+        ),
+    )
+    parser.add_argument("qrels", metavar="QRELS", help="TREC qrels (float values accepted)")
+    parser.add_argument("runs", metavar="RUN", nargs="+", help="TREC run files")
+    parser.add_argument("-m", "--measure", dest="measures", metavar="MEASURE", action="extend", nargs="+",
+                        required=True, help="e.g. compat@0.95 ndcg@10 ap rr p@5 rbp@0.8 rbp_residual@0.8 esl")
+    parser.add_argument("-q", "--per-topic", action="store_true", help="also print one line per topic")
+    parser.add_argument("--format", choices=("tsv", "csv", "json"), default="tsv")
+    parser.add_argument("-l", "--threshold", type=float, default=1.0,
+                        help="binary relevance: value (or level, with --levels) >= THRESHOLD (default 1)")
+    parser.add_argument("--levels", action="store_true",
+                        help="replace qrels values by their level 1..T per topic (preference qrels -> levels)")
+    parser.add_argument("--gains", metavar="MAP", help="map values (levels with --levels) to gains, e.g. 1:1,2:3,3:7")
+    _add_compat_options(parser)
+    parser.set_defaults(handler=evaluate_command, needs_django=False)
+
+
+def evaluate_command(args: argparse.Namespace) -> int:
+    try:
+        measures = [parse_measure(name) for name in args.measures]
+        gains = _parse_gains(args.gains) if args.gains else None
+        if args.depth < 1:
+            raise ValueError(f"--depth must be at least 1, got {args.depth}")
+    except ValueError as error:
+        print(f"toppref evaluate: error: {error}", file=sys.stderr)
+        return 2
+    options = EvaluationOptions(
+        depth=args.depth, normalize=args.normalize, threshold=args.threshold, missing_topics=args.missing_topics
+    )
+    try:
+        qrels = _prepare_qrels(read_qrels(args.qrels), levels=args.levels, gains=gains)
+        writer = _Writer(args.format, args.per_topic)
+        for run in _runs_with_progress(args.runs):
+            for scores in evaluate_run(qrels, run, measures, options):
+                writer.write(scores)
+    except TrecFormatError as error:
+        print(f"toppref evaluate: error: {error}", file=sys.stderr)
+        return 1
+    writer.close()
+    return 0
+
+
+def _prepare_qrels(qrels: Qrels, *, levels: bool, gains: dict[float, float] | None) -> Qrels:
+    if levels:
+        qrels = levels_from_values(qrels)
+    if gains is not None:
+        qrels = map_gains(qrels, gains)
+    return qrels
+
+
+def _parse_gains(text: str) -> dict[float, float]:
+    gains = {}
+    for item in text.split(","):
+        value, separator, gain = item.partition(":")
+        try:
+            if not separator:
+                raise ValueError
+            gains[float(value)] = float(gain)
+        except ValueError:
+            raise ValueError(f"--gains: {item!r} is not VALUE:GAIN (e.g. 1:1,2:3,3:7)") from None
+    return gains
+
+
+def _runs_with_progress(paths: list[str]) -> Iterator[Run]:
+    # One run in memory at a time; the bar shows only on a terminal (tqdm disables itself otherwise).
+    for path in tqdm(paths, desc="runs", unit="run", file=sys.stderr, disable=None, mininterval=1.0, delay=1.0):
+        yield read_run(path)
+
+
+class _Writer:
+    """Streams tsv/csv lines run by run; json is one document written at the end."""
+
+    def __init__(self, format: str, per_topic: bool):
+        self.format = format
+        self.per_topic = per_topic
+        self.records: list[dict] = []
+        self.csv = None
+        if format == "csv":
+            self.csv = csv.writer(sys.stdout, lineterminator="\n")
+            self.csv.writerow(["runid", "measure", "topic", "value"])
+
+    def write(self, scores: TopicScores) -> None:
+        if self.format == "json":
+            record = {"runid": scores.runid, "measure": scores.measure, "mean": scores.mean,
+                      "topic_count": len(scores.topics)}
+            if self.per_topic:
+                record["topics"] = {t: float(v) for t, v in zip(scores.topics, scores.values, strict=True)}
+            self.records.append(record)
+            return
+        rows = []
+        if self.per_topic:
+            rows += [(t, float(v)) for t, v in zip(scores.topics, scores.values, strict=True)]
+        rows.append(("all", scores.mean))
+        for topic, value in rows:
+            if self.csv is not None:
+                self.csv.writerow([scores.runid, scores.measure, topic, repr(value)])
+            else:
+                sys.stdout.write(f"{scores.runid}\t{scores.measure}\t{topic}\t{value!r}\n")
+
+    def close(self) -> None:
+        if self.format == "json":
+            json.dump(self.records, sys.stdout, indent=1)
+            sys.stdout.write("\n")
+

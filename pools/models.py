@@ -32,7 +32,9 @@ class Topic(models.Model):
 
     class Meta:
         ordering = ["collection_id", "topic_id"]
-        constraints = [models.UniqueConstraint(fields=["collection", "topic_id"], name="unique_topic_id_per_collection")]
+        constraints = [
+            models.UniqueConstraint(fields=["collection", "topic_id"], name="unique_topic_id_per_collection")
+        ]
         indexes = [models.Index(fields=["collection", "conversation_id"])]
 
     def __str__(self) -> str:
@@ -48,7 +50,9 @@ class Item(models.Model):
 
     class Meta:
         ordering = ["collection_id", "docid"]
-        constraints = [models.UniqueConstraint(fields=["collection", "docid"], name="unique_docid_per_collection")]
+        constraints = [
+            models.UniqueConstraint(fields=["collection", "docid"], name="unique_docid_per_collection")
+        ]
 
     def __str__(self) -> str:
         return self.docid
@@ -85,7 +89,9 @@ class Run(models.Model):
 
     class Meta:
         ordering = ["collection_id", "name"]
-        constraints = [models.UniqueConstraint(fields=["collection", "name"], name="unique_run_name_per_collection")]
+        constraints = [
+            models.UniqueConstraint(fields=["collection", "name"], name="unique_run_name_per_collection")
+        ]
 
     def __str__(self) -> str:
         return self.name

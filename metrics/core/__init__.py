@@ -1,3 +1,151 @@
-"""Pure evaluation core: numpy/scipy only, no Django. Public API listed in ``__all__``."""
+"""Pure evaluation core: numpy/scipy (and pandas' C parser for reading), no Django. Public API in ``__all__``."""
 
-__all__: list[str] = []
+# Part A: readers, orderings, ideal rankings, compatibility, trec_eval measures, measure registry.
+from metrics.core.evaluate import (
+    MEASURES,
+    EvaluationOptions,
+    Measure,
+    MeasureFamily,
+    Ordering,
+    TopicScores,
+    evaluate_runs,
+    evaluate_run,
+    parse_measure,
+    register_measure,
+    score_matrix,
+)
+from metrics.core.ideal import combined_levels, ideal_positions, ideal_ranking, levels_from_values, map_gains
+from metrics.core.ranking import DOCID_ASCENDING, DOCID_DESCENDING, Alignment, RankedRun, align, rank_run
+from metrics.core.rbo import P_PRESETS, compatibility, compatibility_of_ranking, ideal_rbo, rbo
+from metrics.core.readers import Qrels, Run, TrecFormatError, read_qrels, read_run
+from metrics.core.trec import (
+    average_precision,
+    expected_search_length,
+    ndcg,
+    precision,
+    rbp,
+    rbp_residual,
+    reciprocal_rank,
+)
+
+__all__: list[str] = [
+    "DOCID_ASCENDING",
+    "DOCID_DESCENDING",
+    "MEASURES",
+    "P_PRESETS",
+    "Alignment",
+    "EvaluationOptions",
+    "Measure",
+    "MeasureFamily",
+    "Ordering",
+    "Qrels",
+    "RankedRun",
+    "Run",
+    "TopicScores",
+    "TrecFormatError",
+    "align",
+    "average_precision",
+    "combined_levels",
+    "compatibility",
+    "compatibility_of_ranking",
+    "evaluate_runs",
+    "evaluate_run",
+    "expected_search_length",
+    "ideal_positions",
+    "ideal_ranking",
+    "ideal_rbo",
+    "levels_from_values",
+    "map_gains",
+    "ndcg",
+    "parse_measure",
+    "precision",
+    "rank_run",
+    "rbo",
+    "rbp",
+    "rbp_residual",
+    "read_qrels",
+    "read_run",
+    "reciprocal_rank",
+    "register_measure",
+    "score_matrix",
+]
+
+# Part B (meta-evaluation, preference measures) appends its imports and ``__all__ += [...]`` below.
+from metrics.core.judgment_errors import (  # noqa: E402
+    JUDGE_SETTINGS,
+    JUDGES,
+    SimulationInput,
+    Stability,
+    inclusion_probabilities,
+    judge_parameters,
+    judge_rates,
+    judgment_error_stability,
+    meta_ap,
+    perturb_relevance,
+    simulation_input,
+)
+from metrics.core.lexiprecision import (  # noqa: E402
+    document_positions,
+    lexiprecision,
+    lexiprecision_matrix,
+    lexiprecision_per_topic,
+    relevant_positions,
+    topic_positions,
+)
+from metrics.core.preference import ppref, ppref_per_topic, wpref, wpref_per_topic  # noqa: E402
+from metrics.core.rpp import (  # noqa: E402
+    graded_rpp,
+    mc4_scores,
+    recall_level_weights,
+    rpp,
+    rpp_matrix,
+    rpp_per_topic,
+)
+from metrics.core.significance import (  # noqa: E402
+    bootstrap_ci,
+    kendall_tau,
+    pairwise_p_values,
+    preference_scores,
+    score_differences,
+    sensitivity,
+    sign_test,
+    t_test,
+)
+
+__all__ += [
+    "JUDGES",
+    "JUDGE_SETTINGS",
+    "SimulationInput",
+    "Stability",
+    "bootstrap_ci",
+    "document_positions",
+    "graded_rpp",
+    "inclusion_probabilities",
+    "judge_parameters",
+    "judge_rates",
+    "judgment_error_stability",
+    "kendall_tau",
+    "lexiprecision",
+    "lexiprecision_matrix",
+    "lexiprecision_per_topic",
+    "mc4_scores",
+    "meta_ap",
+    "pairwise_p_values",
+    "perturb_relevance",
+    "ppref",
+    "ppref_per_topic",
+    "preference_scores",
+    "recall_level_weights",
+    "relevant_positions",
+    "rpp",
+    "rpp_matrix",
+    "rpp_per_topic",
+    "score_differences",
+    "sensitivity",
+    "sign_test",
+    "simulation_input",
+    "t_test",
+    "topic_positions",
+    "wpref",
+    "wpref_per_topic",
+]

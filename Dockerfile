@@ -1,0 +1,36 @@
+# toppref web, worker and beat image.
+FROM python:3.11-slim-bookworm
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libpq5 curl \
+ && rm -rf /var/lib/apt/lists/*
+
+RUN useradd --create-home --uid 1000 toppref
+WORKDIR /app
+
+COPY pyproject.toml README.md ./
+COPY config ./config
+COPY pools ./pools
+COPY judging ./judging
+COPY metrics ./metrics
+RUN pip install .
+
+COPY manage.py ./
+COPY templates ./templates
+COPY static ./static
+COPY demo ./demo
+
+# collectstatic needs some settings; none of these values is used at run time.
+RUN DJANGO_ENV=production DJANGO_SECRET_KEY=collectstatic-only DJANGO_ALLOWED_HOSTS=localhost \
+    python manage.py collectstatic --noinput
+
+RUN mkdir -p /app/media && chown -R toppref:toppref /app/media
+USER toppref
+
+EXPOSE 8000
+CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-"]

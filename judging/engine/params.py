@@ -1,0 +1,79 @@
+"""Parameters of a crowd campaign: k, F, P, the culling rule, the HIT shape and the price of a HIT."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CULLING_RULES = ("half", "strict_majority")
+
+
+@dataclass(frozen=True)
+class CrowdParams:
+    """The crowdsourced two-stage elimination of paper 000 §4.3 (pipeline.md §1.8).
+
+    ``k``: depth of the top-k; ``F``: stage 1 runs while a pool has more than F candidates, then stage 2
+    judges all pairs (at most F(F-1)/2); ``P``: opponents per candidate per stage-1 round (P or P+1).
+    ``culling``: ``"half"`` culls a candidate iff 2*wins < opponents (it lost more than it won; the
+    released CAsT judgments support this, pipeline.md §4.A1), ``"strict_majority"`` culls iff
+    2*wins <= opponents. ``max_rounds``: after this many stage-1 rounds the pool goes to stage 2
+    whatever its size. ``reinstate``: when a round would leave fewer than k candidates, bring back the
+    best culled ones by win ratio (pipeline.md §4.A5; the paper is silent, so ``False`` gives the paper's
+    bare rule, under which a pool can end with fewer than k items). The paper's values are k=5, F=9, P=7.
+    """
+
+    k: int = 5
+    F: int = 9
+    P: int = 7
+    culling: str = "half"
+    max_rounds: int = 10
+    reinstate: bool = True
+
+    def validate(self, pool_size: int | None = None) -> None:
+        """Raise ``ValueError`` naming the violated rule: k >= 1, F > P > k, culling in CULLING_RULES,
+        max_rounds >= 1 and, when given, pool_size >= 0. Any pool size is acceptable: pools of at most
+        F candidates go straight to stage 2 and pools above F are large enough for stage 1
+        (|C| >= F+1 >= P+2)."""
+        if self.k < 1:
+            raise ValueError(f"k must be at least 1 (got k={self.k})")
+        if not self.F > self.P > self.k:
+            raise ValueError(f"parameters must satisfy F > P > k (got F={self.F}, P={self.P}, k={self.k})")
+        if self.culling not in CULLING_RULES:
+            raise ValueError(f"culling must be one of {', '.join(CULLING_RULES)} (got {self.culling!r})")
+        if self.max_rounds < 1:
+            raise ValueError(f"max_rounds must be at least 1 (got {self.max_rounds})")
+        if pool_size is not None and pool_size < 0:
+            raise ValueError(f"pool size must be non-negative (got {pool_size})")
+
+
+@dataclass(frozen=True)
+class HitShape:
+    """One HIT: ``preferences`` pairs to judge plus ``challenges`` quality-control questions
+    (paper 000 §4.3: 10 + 3)."""
+
+    preferences: int = 10
+    challenges: int = 3
+
+    def validate(self) -> None:
+        """Raise ``ValueError`` unless preferences >= 1 and challenges >= 0."""
+        if self.preferences < 1:
+            raise ValueError(f"a HIT needs at least one preference (got {self.preferences})")
+        if self.challenges < 0:
+            raise ValueError(f"challenges per HIT must be non-negative (got {self.challenges})")
+
+
+@dataclass(frozen=True)
+class Pricing:
+    """What one HIT costs: ``pay_per_hit`` to the worker plus ``fee`` to the platform
+    (paper 000 §4.3: $2.00 + $0.40)."""
+
+    pay_per_hit: float = 2.00
+    fee: float = 0.40
+
+    def cost(self, hits: int) -> float:
+        """hits * (pay_per_hit + fee), rounded to cents."""
+        return round(hits * (self.pay_per_hit + self.fee), 2)
+
+
+# Frozen, so one shared instance is a safe default argument.
+DEFAULT_HIT_SHAPE = HitShape()
+DEFAULT_PRICING = Pricing()

@@ -1,0 +1,194 @@
+"""Planning a crowd campaign before paying for it: expected judgments, HITs, cost, and the risk that a
+consistent crowd loses a true top-k item (paper 000 §4.3; pipeline.md §4.A4 and §5)."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from judging.engine.oracles import PerfectOracle
+from judging.engine.params import DEFAULT_HIT_SHAPE, DEFAULT_PRICING, CrowdParams, HitShape, Pricing
+from judging.engine.simulation import SimulationResult, simulate_crowd
+from judging.engine.tournament import tournament_judgment_bound
+
+
+def plan_campaign(
+    pool_sizes: Mapping[str, int],
+    *,
+    params: CrowdParams,
+    trials: int,
+    rng: random.Random,
+    hit_shape: HitShape = DEFAULT_HIT_SHAPE,
+    pricing: Pricing = DEFAULT_PRICING,
+) -> dict[str, Any]:
+    """Monte-Carlo plan of a crowd campaign over topics with the given pool sizes.
+
+    Each trial gives every topic a fresh, uniformly random strict order of its candidates and runs
+    ``simulate_crowd`` with a consistent crowd (``PerfectOracle`` on that order), so the only
+    randomness is the pairing graphs'. Returns a JSON-serialisable dict:
+
+    - ``judgments``, ``hits``, ``cost_usd``, ``rounds``: means over trials (``*_sd``: sample standard
+      deviations); ``judgments_min``/``judgments_max``;
+    - ``p_miss``: the risk the paper discusses (000 §4.3): the mean over topics with a pool of the
+      probability that a stage-1 culling round eliminates at least one of the true top-min(k, |C|)
+      items (it "fails to win a majority of its pairings"), with its Monte-Carlo standard error
+      ``p_miss_se``; ``p_miss_per_topic``; ``p_miss_any_topic``: probability that some topic has one
+      culled; ``p_miss_by_rank``: for r = 1..k, the probability (over topics with |C| >= r) that the
+      true r-th best is culled;
+    - ``p_lost`` (with ``p_lost_se``, ``p_lost_per_topic``, ``p_lost_any_topic``, ``p_lost_by_rank``):
+      the same for the campaign's output, i.e. after reinstatement (issue 4: when fewer than k survive,
+      the best culled by win ratio come back) and stage 2: the probability that the final top-k really
+      misses a true top-k item. ``p_lost <= p_miss``; they are equal when ``params.reinstate`` is False;
+    - ``kth_culled_in_round1_by_opponents``: for the true k-th best of pools entering stage 1, keyed by
+      its number of opponents in round 1: how often it had that many (``rounds``), the fraction of those
+      in which the culling rule removed it (``p_culled``, before reinstatement) and in which it stayed
+      out (``p_lost``, after reinstatement). For |C| = 10, k = 5, P = 7 this is the setting of the
+      paper's "12%" remark: with 7 opponents it is culled iff they include all of the top 4, with
+      hypergeometric probability C(5,3)/C(9,7) = 0.278 (pipeline.md §4.A4), which is ``p_miss``;
+      reinstatement brings it back whenever only the top 4 survive, so ``p_lost`` is lower (about 0.11);
+    - ``tournament_judgment_bound``: the dedicated tournament's bound for the same pools, for comparison.
+    Only ids and counts are reported; ``trials`` must be >= 1.
+    """
+    params.validate()
+    if trials < 1:
+        raise ValueError(f"trials must be at least 1 (got {trials})")
+    topics = sorted(pool_sizes)
+    for topic in topics:
+        params.validate(pool_sizes[topic])
+    totals: dict[str, list[float]] = defaultdict(list)
+    culled = _MissTally()
+    lost = _MissTally()
+    kth_rounds: Counter[int] = Counter()
+    kth_culled: Counter[int] = Counter()
+    kth_lost: Counter[int] = Counter()
+    for _ in range(trials):
+        true_orders = {}
+        for topic in topics:
+            order = [f"{topic}#{i}" for i in range(pool_sizes[topic])]
+            rng.shuffle(order)
+            true_orders[topic] = order
+        values = {
+            topic: {docid: float(len(order) - i) for i, docid in enumerate(order)}
+            for topic, order in true_orders.items()
+        }
+        result = simulate_crowd(
+            {topic: sorted(order) for topic, order in true_orders.items()},
+            PerfectOracle(values),
+            params=params,
+            rng=rng,
+            hit_shape=hit_shape,
+            pricing=pricing,
+        )
+        for name in ("judgments", "hits", "cost_usd", "rounds"):
+            totals[name].append(float(getattr(result, name)))
+        removed = {topic: _culled_in_stage1(result, topic) for topic in topics}
+        output = {topic: {item.docid for item in result.topics[topic].ranked} for topic in topics}
+        culled.add_trial(true_orders, params.k, lambda topic, docid: docid in removed[topic])
+        lost.add_trial(true_orders, params.k, lambda topic, docid: docid not in output[topic])
+        for topic, order in true_orders.items():
+            outcome = result.topics[topic]
+            if len(order) >= params.k and outcome.rounds and outcome.rounds[0].stage == 1:
+                kth = order[params.k - 1]
+                opponents = outcome.rounds[0].opponents[kth]
+                kth_rounds[opponents] += 1
+                kth_culled[opponents] += (
+                    kth in outcome.rounds[0].culled or kth in outcome.rounds[0].reinstated
+                )
+                kth_lost[opponents] += kth in outcome.rounds[0].culled
+    judged_topics = [t for t in topics if pool_sizes[t] > 0]
+    plan: dict[str, Any] = {
+        "k": params.k,
+        "F": params.F,
+        "P": params.P,
+        "culling": params.culling,
+        "trials": trials,
+        "topics": len(topics),
+        "candidates": sum(pool_sizes.values()),
+    }
+    for name, values_ in totals.items():
+        plan[name] = _mean(values_)
+        plan[f"{name}_sd"] = _sd(values_)
+    plan["judgments_min"] = int(min(totals["judgments"]))
+    plan["judgments_max"] = int(max(totals["judgments"]))
+    plan["cost_usd"] = round(plan["cost_usd"], 2)
+    plan.update(culled.report("p_miss", judged_topics, trials))
+    plan.update(lost.report("p_lost", judged_topics, trials))
+    plan["kth_culled_in_round1_by_opponents"] = {
+        str(n): {
+            "rounds": kth_rounds[n],
+            "p_culled": kth_culled[n] / kth_rounds[n],
+            "p_lost": kth_lost[n] / kth_rounds[n],
+        }
+        for n in sorted(kth_rounds)
+    }
+    plan["tournament_judgment_bound"] = sum(
+        tournament_judgment_bound(pool_sizes[t], params.k) for t in topics
+    )
+    return plan
+
+
+def _culled_in_stage1(result: SimulationResult, topic: str) -> set[str]:
+    """Items a stage-1 culling rule removed, whether or not reinstatement brought them back."""
+    removed: set[str] = set()
+    for round_ in result.topics[topic].rounds:
+        if round_.stage == 1:
+            removed.update(round_.culled, round_.reinstated)
+    return removed
+
+
+class _MissTally:
+    """Per-topic and per-rank counts of trials in which a true top-k item fell in a given set."""
+
+    def __init__(self) -> None:
+        self.topics: Counter[str] = Counter()
+        self.ranks: Counter[int] = Counter()
+        self.rank_trials: Counter[int] = Counter()
+        self.any_topic = 0
+
+    def add_trial(
+        self, true_orders: Mapping[str, list[str]], k: int, is_missed: Callable[[str, str], bool]
+    ) -> None:
+        any_missed = False
+        for topic, order in true_orders.items():
+            topic_missed = False
+            for rank, docid in enumerate(order[:k], start=1):
+                self.rank_trials[rank] += 1
+                if is_missed(topic, docid):
+                    self.ranks[rank] += 1
+                    topic_missed = True
+            if topic_missed:
+                self.topics[topic] += 1
+                any_missed = True
+        self.any_topic += any_missed
+
+    def report(self, name: str, topics: list[str], trials: int) -> dict[str, Any]:
+        per_topic = {t: self.topics[t] / trials for t in topics}
+        return {
+            name: sum(per_topic.values()) / len(per_topic) if per_topic else 0.0,
+            f"{name}_se": _proportion_se(self.topics, topics, trials),
+            f"{name}_any_topic": self.any_topic / trials,
+            f"{name}_by_rank": {str(r): self.ranks[r] / self.rank_trials[r] for r in sorted(self.rank_trials)},
+            f"{name}_per_topic": per_topic,
+        }
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+def _sd(values: list[float]) -> float:
+    if len(values) < 2:
+        return 0.0
+    mean = _mean(values)
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+
+
+def _proportion_se(missed: Counter[str], topics: list[str], trials: int) -> float:
+    """Standard error of the mean over topics of per-topic miss proportions (topics independent)."""
+    if not topics:
+        return 0.0
+    variance = sum((missed[t] / trials) * (1 - missed[t] / trials) / trials for t in topics)
+    return math.sqrt(variance) / len(topics)

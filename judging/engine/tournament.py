@@ -1,0 +1,146 @@
+"""Dedicated-assessor top-k: a single-elimination tournament with replay (paper 000 §4.2)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+STATE_VERSION = 1
+
+
+class Tournament:
+    """Top-k by tournament selection (paper 000 §4.2; pipeline.md §1.7).
+
+    The candidates are shuffled once into a balanced knockout bracket (halves of sizes ceil(n/2) and
+    floor(n/2), recursively; an odd count gives a bye). The bracket's champion is placed first; it is
+    then removed and only the matches on its path are replayed, looking up every pair already judged
+    in the judgment cache, to find the next place; and so on until min(k, |C|) items are placed.
+    With a consistent assessor this takes at most |C| - 1 + (k-1)*(ceil(log2 |C|) - 1) judgments,
+    within the paper's bound |C| + (k-1)*ceil(log2 |C|).
+
+    The state is the bracket order, k and the cache of judgments; everything else is recomputed from
+    them, so ``to_state``/``from_state`` resume exactly (days later, in another process). A pair is
+    never asked twice: with an inconsistent assessor the first answer stands.
+    Pools of 0 or 1 candidates are done at once (0 judgments).
+    """
+
+    def __init__(self, order: Sequence[str], k: int, judgments: Sequence[tuple[str, str]] = ()) -> None:
+        """Use ``start`` or ``from_state``; ``order`` is the bracket's leaf order and ``judgments``
+        the cached ``(winner, loser)`` outcomes in the order they were recorded."""
+        if k < 1:
+            raise ValueError(f"k must be at least 1 (got {k})")
+        if len(set(order)) != len(order):
+            raise ValueError("candidates must be distinct")
+        self._order = list(order)
+        self._members = set(order)
+        self._k = k
+        self._cache: dict[frozenset[str], str] = {}
+        self._log: list[tuple[str, str]] = []
+        for winner, loser in judgments:
+            self.record(winner, loser)
+
+    @classmethod
+    def start(cls, candidates: Sequence[str], *, k: int, rng: random.Random) -> Tournament:
+        """A new tournament over ``candidates`` with a bracket order drawn from ``rng``."""
+        order = list(candidates)
+        rng.shuffle(order)
+        return cls(order, k)
+
+    def next_pair(self) -> tuple[str, str] | None:
+        """The next pair to judge (the same one until it is recorded), or ``None`` when done."""
+        return self._advance()[1]
+
+    def record(self, winner: str, loser: str) -> None:
+        """Store one judgment in the cache. Recording a known pair again with the same winner does
+        nothing (a retried request); with the other winner, or for a non-candidate, ``ValueError``."""
+        if winner not in self._members or loser not in self._members or winner == loser:
+            raise ValueError(f"({winner}, {loser}) is not a pair of two candidates of this tournament")
+        key = frozenset((winner, loser))
+        known = self._cache.get(key)
+        if known is not None:
+            if known != winner:
+                raise ValueError(f"pair ({winner}, {loser}) was already judged with winner {known}")
+            return
+        self._cache[key] = winner
+        self._log.append((winner, loser))
+
+    @property
+    def is_done(self) -> bool:
+        """True once min(k, |C|) items are placed."""
+        return self._advance()[1] is None
+
+    def top_k(self) -> list[str]:
+        """The items placed so far, best first (all min(k, |C|) of them once done)."""
+        return self._advance()[0]
+
+    @property
+    def judgment_count(self) -> int:
+        """Distinct pairs judged so far."""
+        return len(self._log)
+
+    @property
+    def k(self) -> int:
+        return self._k
+
+    def to_state(self) -> dict[str, Any]:
+        """A JSON-serialisable snapshot: ``{"version", "k", "order", "judgments": [[winner, loser], ...]}``."""
+        return {
+            "version": STATE_VERSION,
+            "k": self._k,
+            "order": list(self._order),
+            "judgments": [list(outcome) for outcome in self._log],
+        }
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> Tournament:
+        """Rebuild a tournament from ``to_state()``; raises ``ValueError`` on an unknown version or
+        inconsistent content."""
+        if state.get("version") != STATE_VERSION:
+            raise ValueError(f"unsupported tournament state version {state.get('version')!r}")
+        return cls(state["order"], state["k"], [tuple(outcome) for outcome in state["judgments"]])
+
+    def _advance(self) -> tuple[list[str], tuple[str, str] | None]:
+        """Replay the bracket from the cache: the places decided so far and the first pair that is
+        still needed (or None when done)."""
+        placed: list[str] = []
+        removed: set[str] = set()
+        target = min(self._k, len(self._order))
+        while len(placed) < target:
+            champion, pending = self._play(0, len(self._order), removed)
+            if pending is not None:
+                return placed, pending
+            assert champion is not None  # target <= |C| guarantees someone is left
+            placed.append(champion)
+            removed.add(champion)
+        return placed, None
+
+    def _play(self, lo: int, hi: int, removed: set[str]) -> tuple[str | None, tuple[str, str] | None]:
+        """Winner of the sub-bracket over ``order[lo:hi]`` without ``removed`` items, or the first
+        unjudged match blocking it (left sub-bracket first)."""
+        if hi - lo == 1:
+            item = self._order[lo]
+            return (None if item in removed else item), None
+        mid = lo + (hi - lo + 1) // 2
+        left, pending = self._play(lo, mid, removed)
+        if pending is not None:
+            return None, pending
+        right, pending = self._play(mid, hi, removed)
+        if pending is not None:
+            return None, pending
+        if left is None or right is None:
+            return (left if right is None else right), None
+        winner = self._cache.get(frozenset((left, right)))
+        if winner is None:
+            return None, (left, right)
+        return winner, None
+
+
+def tournament_judgment_bound(pool_size: int, k: int) -> int:
+    """The paper's bound on judgments for the top-k of a pool (paper 000 §4.2, Table 2):
+    |C| + (k-1)*ceil(log2 |C|), with log base 2 (pipeline.md §4.C4); 0 for an empty pool."""
+    if pool_size < 0 or k < 1:
+        raise ValueError(f"need pool_size >= 0 and k >= 1 (got {pool_size}, {k})")
+    if pool_size == 0:
+        return 0
+    return pool_size + (k - 1) * (pool_size - 1).bit_length()

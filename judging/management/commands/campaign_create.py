@@ -1,0 +1,57 @@
+from decimal import Decimal
+
+from django.core.management.base import BaseCommand, CommandError
+
+from judging.models import Campaign
+from judging.services import CampaignConfigError, campaign_create
+from pools.models import Collection
+
+
+class Command(BaseCommand):
+    help = "Create a draft judging campaign over a collection (k, F, P, culling rule, HIT shape, pay, budget)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("name", help="campaign name (a slug, unique)")
+        parser.add_argument("--collection", required=True, help="collection name")
+        parser.add_argument("--mode", choices=Campaign.Mode.values, default=Campaign.Mode.CROWD)
+        parser.add_argument("-k", type=int, default=5, help="depth of the top-k (default 5)")
+        parser.add_argument("-F", dest="final_stage_size", type=int, default=9, help="stage 2 from F candidates (default 9)")
+        parser.add_argument("-P", dest="opponents", type=int, default=7, help="opponents per stage-1 round (default 7)")
+        parser.add_argument("--culling", choices=Campaign.Culling.values, default=Campaign.Culling.HALF)
+        parser.add_argument("--max-rounds", type=int, default=10)
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--preferences-per-hit", type=int, default=10)
+        parser.add_argument("--challenges-per-hit", type=int, default=3)
+        parser.add_argument("--pay", type=Decimal, default=Decimal("2.00"), help="USD per HIT to the worker")
+        parser.add_argument("--fee", type=Decimal, default=Decimal("0.40"), help="USD per HIT to the platform")
+        parser.add_argument("--budget", type=Decimal, default=None, help="USD")
+
+    def handle(self, *args, **options):
+        collection = Collection.objects.filter(name=options["collection"]).first()
+        if collection is None:
+            raise CommandError(f"no collection named {options['collection']!r}")
+        if Campaign.objects.filter(name=options["name"]).exists():
+            raise CommandError(f"a campaign named {options['name']!r} exists already")
+        try:
+            campaign = campaign_create(
+                collection=collection,
+                name=options["name"],
+                mode=options["mode"],
+                k=options["k"],
+                final_stage_size=options["final_stage_size"],
+                opponents=options["opponents"],
+                culling=options["culling"],
+                max_rounds=options["max_rounds"],
+                seed=options["seed"],
+                preferences_per_hit=options["preferences_per_hit"],
+                challenges_per_hit=options["challenges_per_hit"],
+                pay_per_hit_usd=options["pay"],
+                fee_per_hit_usd=options["fee"],
+                budget_usd=options["budget"],
+            )
+        except CampaignConfigError as error:
+            raise CommandError(str(error)) from None
+        self.stdout.write(
+            f"campaign {campaign.name} ({campaign.mode}) over {collection.name}: k={campaign.k} "
+            f"F={campaign.final_stage_size} P={campaign.opponents} culling={campaign.culling} seed={campaign.seed}"
+        )

@@ -1,0 +1,31 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from judging.models import Campaign
+from judging.selectors import PREFERENCE_KINDS, campaign_preferences
+
+
+class Command(BaseCommand):
+    help = "Write a campaign's preference qrels (topic Q0 docid value): combined, top_k or best."
+
+    def add_arguments(self, parser):
+        parser.add_argument("name", help="campaign name")
+        parser.add_argument("--kind", choices=PREFERENCE_KINDS, default="combined")
+        parser.add_argument("--out", default="-", help="output file (default: stdout)")
+
+    def handle(self, *args, name, kind, out, **options):
+        campaign = Campaign.objects.filter(name=name).first()
+        if campaign is None:
+            raise CommandError(f"no campaign named {name!r}")
+        preferences = campaign_preferences(campaign=campaign, kind=kind)
+        lines = [
+            f"{topic_id} Q0 {docid} {value:g}\n"
+            for topic_id, values in preferences.items()
+            for docid, value in sorted(values.items())
+        ]
+        if out == "-":
+            for line in lines:
+                self.stdout.write(line, ending="")
+        else:
+            with open(out, "w", encoding="utf-8") as file:
+                file.writelines(lines)
+            self.stderr.write(f"{len(lines)} lines written to {out}")

@@ -1,0 +1,27 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from judging.models import Campaign
+from judging.selectors import campaign_progress
+from judging.services import CampaignStateError, campaign_start
+
+
+class Command(BaseCommand):
+    help = "Start a campaign: thin the pools, open every topic's first round (or tournament), build HITs."
+
+    def add_arguments(self, parser):
+        parser.add_argument("name", help="campaign name")
+        parser.add_argument("--topics", nargs="+", default=None, help="only these topic ids (e.g. a pilot)")
+
+    def handle(self, *args, name, topics, **options):
+        campaign = Campaign.objects.filter(name=name).first()
+        if campaign is None:
+            raise CommandError(f"no campaign named {name!r}")
+        try:
+            campaign = campaign_start(campaign=campaign, topic_ids=topics)
+        except CampaignStateError as error:
+            raise CommandError(str(error)) from None
+        progress = campaign_progress(campaign=campaign)
+        self.stdout.write(
+            f"campaign {campaign.name} is {campaign.status}: topics {progress['topics']}, "
+            f"{progress['pairs_queued'] + progress['pairs_in_hits']} pairs to judge, HITs {progress['hits']}"
+        )

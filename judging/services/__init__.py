@@ -1,0 +1,70 @@
+"""Writes and workflows of the judging app (STYLE.md: ``<entity>_<verb>``, keyword-only, atomic).
+
+- campaigns: ``campaign_create``, ``campaign_start``, ``campaign_delete``, ``campaign_advance`` (recovery sweep)
+- rounds: ``round_generate``, ``round_close_if_complete``, ``topic_finish`` (the per-topic state machine)
+- hits: ``hit_build``, ``hit_discard``, ``hit_expire``, ``hit_expire_overdue``
+- judgments: ``worker_get_or_create``, ``worker_exclude``, ``assignment_start``, ``hit_assign_next``,
+  ``judgment_submit``, ``assignment_submit``
+- tournaments: ``tournament_next_pair``, ``tournament_judgment_submit``
+- simulation: ``campaign_simulate``, ``tournament_simulate`` (simulated workers through these services)
+"""
+
+from judging.services.campaigns import campaign_advance, campaign_create, campaign_delete, campaign_start
+from judging.services.errors import (
+    AssignmentClosedError,
+    CampaignConfigError,
+    CampaignStateError,
+    HitNotOpenError,
+    HitTakenError,
+    InvalidWinnerError,
+    JudgingError,
+    SlotMismatchError,
+    TopicLeasedError,
+    TournamentPairError,
+    WorkerExcludedError,
+)
+from judging.services.hits import hit_build, hit_discard, hit_expire, hit_expire_overdue
+from judging.services.judgments import (
+    assignment_start,
+    assignment_submit,
+    hit_assign_next,
+    judgment_submit,
+    worker_exclude,
+    worker_get_or_create,
+)
+from judging.services.rounds import round_close_if_complete, round_generate, topic_finish
+from judging.services.tournaments import TournamentQuestion, tournament_judgment_submit, tournament_next_pair
+
+__all__ = [
+    "AssignmentClosedError",
+    "CampaignConfigError",
+    "CampaignStateError",
+    "HitNotOpenError",
+    "HitTakenError",
+    "InvalidWinnerError",
+    "JudgingError",
+    "SlotMismatchError",
+    "TopicLeasedError",
+    "TournamentPairError",
+    "TournamentQuestion",
+    "WorkerExcludedError",
+    "assignment_start",
+    "assignment_submit",
+    "campaign_advance",
+    "campaign_create",
+    "campaign_delete",
+    "campaign_start",
+    "hit_assign_next",
+    "hit_build",
+    "hit_discard",
+    "hit_expire",
+    "hit_expire_overdue",
+    "judgment_submit",
+    "round_close_if_complete",
+    "round_generate",
+    "topic_finish",
+    "tournament_judgment_submit",
+    "tournament_next_pair",
+    "worker_exclude",
+    "worker_get_or_create",
+]

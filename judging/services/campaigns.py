@@ -1,0 +1,167 @@
+"""Creating and starting campaigns, and the sweep that moves a campaign on after a crash or a lost task."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import timedelta
+from collections.abc import Sequence
+from decimal import Decimal
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+
+from judging.engine.params import CrowdParams, HitShape
+from judging.models import Campaign, CampaignTopic, Candidate, Pair, Round
+from judging.services.errors import CampaignConfigError, CampaignStateError
+from pools.models import Collection, GradedJudgment
+from pools.thinning import thin_pool
+
+
+@transaction.atomic
+def campaign_create(
+    *,
+    collection: Collection,
+    name: str,
+    mode: str = Campaign.Mode.CROWD,
+    k: int = 5,
+    final_stage_size: int = 9,
+    opponents: int = 7,
+    culling: str = Campaign.Culling.HALF,
+    max_rounds: int = 10,
+    seed: int = 0,
+    preferences_per_hit: int = 10,
+    challenges_per_hit: int = 3,
+    pay_per_hit_usd: Decimal = Decimal("2.00"),
+    fee_per_hit_usd: Decimal = Decimal("0.40"),
+    budget_usd: Decimal | None = None,
+    hit_lifetime: timedelta = timedelta(days=1),
+    description: str = "",
+) -> Campaign:
+    """Create a draft campaign; raises ``CampaignConfigError`` naming the broken rule (F > P > k >= 1,
+    at least one preference per HIT, prices and budget not negative, a known mode and culling rule)."""
+    try:
+        CrowdParams(k=k, F=final_stage_size, P=opponents, culling=culling, max_rounds=max_rounds).validate()
+        HitShape(preferences=preferences_per_hit, challenges=challenges_per_hit).validate()
+    except ValueError as error:
+        raise CampaignConfigError(f"campaign {name!r}: {error}") from error
+    campaign = Campaign(
+        collection=collection,
+        name=name,
+        description=description,
+        mode=mode,
+        k=k,
+        final_stage_size=final_stage_size,
+        opponents=opponents,
+        culling=culling,
+        max_rounds=max_rounds,
+        seed=seed,
+        preferences_per_hit=preferences_per_hit,
+        challenges_per_hit=challenges_per_hit,
+        pay_per_hit_usd=Decimal(pay_per_hit_usd),
+        fee_per_hit_usd=Decimal(fee_per_hit_usd),
+        budget_usd=None if budget_usd is None else Decimal(budget_usd),
+        hit_lifetime=hit_lifetime,
+    )
+    try:
+        campaign.full_clean()
+    except ValidationError as error:
+        details = "; ".join(f"{field}: {' '.join(messages)}" for field, messages in error.message_dict.items())
+        raise CampaignConfigError(f"campaign {name!r}: {details}") from error
+    campaign.save()
+    return campaign
+
+
+@transaction.atomic
+def campaign_start(*, campaign: Campaign, topic_ids: Sequence[str] | None = None) -> Campaign:
+    """Thin every judged topic's pool (paper 000 section 4.1) and put each topic into its first state:
+    crowd campaigns open round 1 (stage 1 above F candidates, else stage 2) and queue HIT building;
+    dedicated campaigns start a tournament per topic. Pools of 0-1 candidates finish as "nothing to judge".
+    ``topic_ids`` limits the campaign to those topics (a pilot, or one topic for a dedicated assessor); an
+    unknown or unjudged one is refused. A campaign that is not a draft is returned unchanged."""
+    from judging.services.rounds import _round_open
+    from judging.services.tournaments import _tournament_open
+    from judging.tasks import hit_build_task
+
+    campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    if campaign.status != Campaign.Status.DRAFT:
+        return campaign
+    grades_by_topic: dict[int, dict[str, float]] = defaultdict(dict)
+    item_ids: dict[str, int] = {}
+    rows = GradedJudgment.objects.filter(topic__collection_id=campaign.collection_id).order_by("pk")
+    if topic_ids is not None:
+        rows = rows.filter(topic__topic_id__in=list(topic_ids))
+        judged = set(rows.values_list("topic__topic_id", flat=True).distinct())
+        unknown = sorted(set(topic_ids) - judged)
+        if unknown:
+            raise CampaignStateError(
+                f"campaign {campaign.name!r}: no graded judgments for topic(s) {', '.join(unknown)} in {campaign.collection}"
+            )
+    for topic_pk, item_id, docid, grade in rows.values_list("topic_id", "item_id", "item__docid", "grade"):
+        grades_by_topic[topic_pk][docid] = grade
+        item_ids[docid] = item_id
+    if not grades_by_topic:
+        raise CampaignStateError(f"campaign {campaign.name!r}: collection {campaign.collection} has no graded judgments")
+    campaign.status = Campaign.Status.RUNNING
+    campaign.started_at = timezone.now()
+    campaign.save(update_fields=["status", "started_at"])
+    campaign_topics = CampaignTopic.objects.bulk_create(
+        [CampaignTopic(campaign=campaign, topic_id=topic_pk) for topic_pk in sorted(grades_by_topic)]
+    )
+    Candidate.objects.bulk_create(
+        [
+            Candidate(campaign_topic=campaign_topic, item_id=item_ids[docid], position=position, grade=grade)
+            for campaign_topic in campaign_topics
+            for position, (docid, grade) in enumerate(
+                thin_pool(grades_by_topic[campaign_topic.topic_id], campaign.k).items()
+            )
+        ]
+    )
+    for campaign_topic in CampaignTopic.objects.filter(campaign=campaign).select_related("campaign", "topic"):
+        if campaign.mode == Campaign.Mode.CROWD:
+            _round_open(campaign_topic=campaign_topic)
+        else:
+            _tournament_open(campaign_topic=campaign_topic)
+    if campaign.mode == Campaign.Mode.CROWD:
+        transaction.on_commit(lambda: hit_build_task.delay(campaign.pk))
+    campaign.refresh_from_db()
+    return campaign
+
+
+@transaction.atomic
+def campaign_delete(*, campaign: Campaign) -> None:
+    """Delete a campaign with its topics' states, rounds, pairs, HITs and judgments (workers stay)."""
+    Campaign.objects.filter(pk=campaign.pk).delete()
+
+
+def campaign_advance(*, campaign: Campaign) -> dict[str, int]:
+    """Bring a running crowd campaign up to date, as the tasks would have: open a round for every unfinished
+    topic without one, close every complete round, expire overdue HITs, build HITs for queued pairs. Each
+    step is its own transaction and idempotent, so this is the recovery after a crash or a lost task, and
+    the periodic safety net. Returns how many rounds were opened and closed and HITs built."""
+    from judging.services.hits import hit_build, hit_expire_overdue
+    from judging.services.rounds import round_close_if_complete, round_generate
+
+    counts = {"rounds_opened": 0, "rounds_closed": 0, "hits_expired": 0, "hits_built": 0}
+    if campaign.mode != Campaign.Mode.CROWD:
+        return counts
+    open_rounds = Round.objects.filter(campaign_topic=OuterRef("pk"), closed_at__isnull=True)
+    stalled = (
+        CampaignTopic.objects.filter(campaign=campaign)
+        .exclude(state__in=(CampaignTopic.State.DONE, CampaignTopic.State.NOTHING_TO_JUDGE))
+        .exclude(Exists(open_rounds))
+    )
+    for campaign_topic in stalled:
+        if round_generate(campaign_topic=campaign_topic) is not None:
+            counts["rounds_opened"] += 1
+    unjudged = Pair.objects.filter(round=OuterRef("pk"), winner__isnull=True)
+    complete = Round.objects.filter(campaign_topic__campaign=campaign, closed_at__isnull=True).exclude(
+        Exists(unjudged)
+    )
+    for round in complete:
+        if round_close_if_complete(round=round):
+            counts["rounds_closed"] += 1
+    counts["hits_expired"] = len(hit_expire_overdue(campaign=campaign))
+    counts["hits_built"] = len(hit_build(campaign=campaign))
+    return counts

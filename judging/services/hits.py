@@ -1,0 +1,188 @@
+"""HITs: packing queued pairs of any topics into HITs with challenges, and putting the pairs of discarded
+or expired HITs back in the queue (paper 000 section 4.3; issue 4 items 6 and 7)."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from datetime import datetime
+
+from django.db import transaction
+from django.db.models import Max, Q
+from django.utils import timezone
+
+from judging.engine.challenges import challenge_nonrelevant, challenge_pick, conversation_of
+from judging.engine.hits import hit_layout, pack_hits
+from judging.models import Assignment, Campaign, Candidate, Hit, HitSlot, Pair
+from pools.models import GradedJudgment, Topic
+
+
+def hit_rng(*, seed: int, number: int) -> random.Random:
+    """The random source of one HIT (challenge draws, layout): a function of (seed, HIT number) only."""
+    return random.Random(f"{seed}:hit:{number}")
+
+
+@transaction.atomic
+def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
+    """Pack the queued pairs (open rounds, no open HIT, no valid judgment) of any topics, oldest first, into
+    new open HITs of ``preferences_per_hit`` pairs plus ``challenges_per_hit`` challenges; the last HIT takes
+    the remainder, so no round waits for a full HIT. Each challenge pits a random current candidate of a
+    random topic of the HIT against a grade-0 item of that topic (else of its conversation; else the
+    challenge is left out). The campaign row is locked, so a pair lands in one HIT only. Returns the new HITs
+    (none when nothing is queued, so running it twice changes nothing)."""
+    campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    if campaign.status != Campaign.Status.RUNNING or campaign.mode != Campaign.Mode.CROWD:
+        return []
+    queue = list(
+        Pair.objects.filter(
+            round__campaign_topic__campaign=campaign, round__closed_at__isnull=True, hit__isnull=True, winner__isnull=True
+        )
+        .order_by("pk")
+        .values_list("pk", "left__docid", "right__docid", "round__campaign_topic__topic_id")
+    )
+    chunks = pack_hits(queue, preferences_per_hit=campaign.preferences_per_hit)[:max_hits]
+    if not chunks:
+        return []
+    challenge_material = _ChallengeMaterial.load(campaign, {row[3] for chunk in chunks for row in chunk})
+    start = (Hit.objects.filter(campaign=campaign).aggregate(top=Max("number"))["top"] or 0) + 1
+    expires_at = timezone.now() + campaign.hit_lifetime
+    hits = Hit.objects.bulk_create(
+        [Hit(campaign=campaign, number=start + i, expires_at=expires_at) for i in range(len(chunks))]
+    )
+    slots: list[HitSlot] = []
+    pair_updates: list[Pair] = []
+    for hit, chunk in zip(hits, chunks, strict=True):
+        rng = hit_rng(seed=campaign.seed, number=hit.number)
+        topics = sorted({topic_pk for *_, topic_pk in chunk})
+        challenges = []
+        for _ in range(campaign.challenges_per_hit):
+            topic_pk = rng.choice(topics)
+            pick = challenge_material.pick(topic_pk, rng)
+            if pick is not None:
+                challenges.append((pick, topic_pk))
+        layout = hit_layout([(left, right) for _, left, right, _ in chunk], [pick for pick, _ in challenges], rng=rng)
+        for slot in layout:
+            if slot.is_challenge:
+                (expected, _), topic_pk = challenges[slot.source_index]
+                pair_pk = None
+            else:
+                pair_pk, *_, topic_pk = chunk[slot.source_index]
+                expected = None
+            slots.append(
+                HitSlot(
+                    hit=hit,
+                    position=slot.position,
+                    topic_id=topic_pk,
+                    pair_id=pair_pk,
+                    left_id=challenge_material.item_ids[slot.left],
+                    right_id=challenge_material.item_ids[slot.right],
+                    is_challenge=slot.is_challenge,
+                    expected_winner_id=None if expected is None else challenge_material.item_ids[expected],
+                )
+            )
+        pair_updates.extend(Pair(pk=pair_pk, hit=hit) for pair_pk, *_ in chunk)
+    HitSlot.objects.bulk_create(slots, batch_size=2000)
+    Pair.objects.bulk_update(pair_updates, ["hit"], batch_size=1000)
+    return hits
+
+
+@transaction.atomic
+def hit_discard(*, hit: Hit) -> Hit:
+    """Discard an open HIT: its assignment is discarded (still paid), its unjudged pairs go back to the queue
+    and HIT building is queued. Accepted, discarded or expired HITs are left as they are."""
+    return _hit_close(hit=hit, status=Hit.Status.DISCARDED)
+
+
+@transaction.atomic
+def hit_expire(*, hit: Hit) -> Hit:
+    """Expire an open HIT (not submitted in time): its assignment expires, its pairs go back to the queue and
+    HIT building is queued. A HIT that is no longer open is left as it is."""
+    return _hit_close(hit=hit, status=Hit.Status.EXPIRED)
+
+
+def hit_expire_overdue(*, campaign: Campaign | None = None, now: datetime | None = None) -> list[Hit]:
+    """Expire every open HIT past its ``expires_at`` (of one campaign, or all); each in its own transaction."""
+    now = now or timezone.now()
+    overdue = Hit.objects.filter(status=Hit.Status.OPEN, expires_at__lt=now)
+    if campaign is not None:
+        overdue = overdue.filter(campaign=campaign)
+    return [hit_expire(hit=hit) for hit in overdue]
+
+
+def _hit_close(*, hit: Hit, status: str) -> Hit:
+    """Close an open HIT as discarded or expired and requeue its pairs; the caller is atomic."""
+    from judging.tasks import hit_build_task
+
+    hit = Hit.objects.select_for_update().get(pk=hit.pk)
+    if hit.status != Hit.Status.OPEN:
+        return hit
+    hit.status = status
+    hit.closed_at = timezone.now()
+    hit.save(update_fields=["status", "closed_at"])
+    assignment_status = Assignment.Status.DISCARDED if status == Hit.Status.DISCARDED else Assignment.Status.EXPIRED
+    hit.assignments.filter(status=Assignment.Status.IN_PROGRESS).update(status=assignment_status)
+    Pair.objects.filter(hit=hit, winner__isnull=True).update(hit=None)
+    campaign_id = hit.campaign_id
+    transaction.on_commit(lambda: hit_build_task.delay(campaign_id))
+    return hit
+
+
+class _ChallengeMaterial:
+    """What challenges are drawn from, for the topics of one ``hit_build`` call: each topic's current
+    candidates and its non-relevant items (grade <= 0; else those of its conversation), plus the item ids."""
+
+    def __init__(self, pools: dict[int, list[str]], nonrelevant: dict[int, list[str]], item_ids: dict[str, int]):
+        self.pools, self.nonrelevant, self.item_ids = pools, nonrelevant, item_ids
+
+    @classmethod
+    def load(cls, campaign: Campaign, topic_pks: set[int]) -> _ChallengeMaterial:
+        item_ids: dict[str, int] = {}
+        pools: dict[int, list[str]] = defaultdict(list)
+        candidates = Candidate.objects.filter(
+            campaign_topic__campaign=campaign, campaign_topic__topic_id__in=topic_pks, is_active=True
+        ).order_by("campaign_topic_id", "position")
+        for topic_pk, item_id, docid in candidates.values_list("campaign_topic__topic_id", "item_id", "item__docid"):
+            pools[topic_pk].append(docid)
+            item_ids[docid] = item_id
+        grades: dict[str, dict[str, float]] = defaultdict(dict)
+
+        def load_grades(judged) -> None:
+            for topic_id, item_id, docid, grade in judged.values_list(
+                "topic__topic_id", "item_id", "item__docid", "grade"
+            ):
+                grades[topic_id][docid] = grade
+                item_ids[docid] = item_id
+
+        nonrelevant_judged = GradedJudgment.objects.filter(grade__lte=0, topic__collection_id=campaign.collection_id)
+        topics = list(Topic.objects.filter(pk__in=topic_pks).values_list("pk", "topic_id", "conversation_id"))
+        load_grades(nonrelevant_judged.filter(topic__pk__in=topic_pks))
+        # The conversation fallback only for topics without a grade-0 item of their own (pipeline.md 4.B1).
+        conversation_by_topic = {topic_id: conversation or conversation_of(topic_id) for _, topic_id, conversation in topics}
+        lacking = [(topic_id, conversation) for _, topic_id, conversation in topics if not grades.get(topic_id)]
+        if lacking:
+            siblings = Q()
+            for topic_id, conversation in lacking:
+                if conversation:
+                    siblings |= Q(conversation_id=conversation)
+                else:
+                    siblings |= Q(topic_id__startswith=f"{conversation_of(topic_id)}_")
+            sibling_topics = list(
+                Topic.objects.filter(collection_id=campaign.collection_id)
+                .filter(siblings)
+                .values_list("pk", "topic_id", "conversation_id")
+            )
+            for _, topic_id, conversation in sibling_topics:
+                conversation_by_topic.setdefault(topic_id, conversation or conversation_of(topic_id))
+            load_grades(nonrelevant_judged.filter(topic__pk__in=[pk for pk, *_ in sibling_topics]))
+        external = {pk: topic_id for pk, topic_id, _ in topics}
+
+        def conversation(topic_id: str) -> str:
+            return conversation_by_topic.get(topic_id) or conversation_of(topic_id)
+
+        nonrelevant = {
+            pk: challenge_nonrelevant(external[pk], grades, conversation=conversation) for pk in topic_pks
+        }
+        return cls(pools, nonrelevant, item_ids)
+
+    def pick(self, topic_pk: int, rng: random.Random) -> tuple[str, str] | None:
+        return challenge_pick(self.pools.get(topic_pk, []), self.nonrelevant.get(topic_pk, []), rng)

@@ -1,0 +1,111 @@
+"""Simulated workers and assessors driving the real services, so the demo, the benchmark and the tests go
+through exactly the code real crowd workers and dedicated assessors use. Answers come from an engine oracle
+(``PerfectOracle``, ``NoisyOracle``, ``ReplayOracle``)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
+
+from judging.engine.oracles import Oracle
+from judging.models import Campaign, HitSlot, Worker
+from judging.services.campaigns import campaign_advance
+from judging.services.errors import JudgingError
+from judging.services.judgments import assignment_submit, hit_assign_next, worker_get_or_create
+from judging.services.tournaments import tournament_judgment_submit, tournament_next_pair
+
+SIMULATED_PROVIDER = "simulated"
+
+
+class CampaignStalledError(JudgingError):
+    """The campaign is not finished but nothing is left to judge or to advance (a bug or a lost worker)."""
+
+
+@dataclass(frozen=True)
+class SimulationReport:
+    """What a simulated run did: HITs submitted (``hits``, of which ``discarded_hits`` failed a challenge),
+    answers given (``answers``, challenges included) and the workers that took part."""
+
+    hits: int
+    discarded_hits: int
+    answers: int
+    workers: int
+
+
+def campaign_simulate(
+    *,
+    campaign: Campaign,
+    oracle: Oracle,
+    worker_count: int = 5,
+    drive: bool = True,
+    timeout_seconds: float = 600.0,
+    poll_seconds: float = 0.05,
+) -> SimulationReport:
+    """Let ``worker_count`` simulated workers take open HITs in turn and answer every slot with ``oracle``
+    until the crowd campaign is done. A worker excluded after a failed challenge is replaced by a new one.
+
+    ``drive=True`` runs ``campaign_advance`` itself whenever no HIT is available (needed where on-commit
+    tasks do not run, e.g. inside a test transaction; a no-op when eager tasks already did the work);
+    ``drive=False`` leaves closing rounds and building HITs to the Celery workers and polls until they have,
+    raising ``CampaignStalledError`` after ``timeout_seconds`` without progress."""
+    workers = [_simulated_worker(campaign, i) for i in range(worker_count)]
+    created = worker_count
+    hits = discarded = answers = 0
+    turn = 0
+    idle_since = time.monotonic()
+    while True:
+        campaign.refresh_from_db(fields=["status"])
+        if campaign.status == Campaign.Status.DONE:
+            break
+        slot_index = turn % len(workers)
+        assignment = hit_assign_next(campaign=campaign, worker=workers[slot_index])
+        if assignment is None:
+            if drive:
+                counts = campaign_advance(campaign=campaign)
+                if not any(counts.values()):
+                    campaign.refresh_from_db(fields=["status"])
+                    if campaign.status != Campaign.Status.DONE:
+                        raise CampaignStalledError(f"campaign {campaign.name}: nothing to judge and nothing to advance")
+            else:
+                if time.monotonic() - idle_since > timeout_seconds:
+                    raise CampaignStalledError(f"campaign {campaign.name}: no HIT for {timeout_seconds} s")
+                time.sleep(poll_seconds)
+            continue
+        idle_since = time.monotonic()
+        slots = HitSlot.objects.filter(hit_id=assignment.hit_id).values_list(
+            "position", "topic__topic_id", "left_id", "left__docid", "right_id", "right__docid"
+        )
+        winners = {}
+        for position, topic_id, left_id, left, right_id, right in slots:
+            winners[position] = left_id if oracle.prefer(topic_id, left, right) == left else right_id
+        assignment = assignment_submit(assignment=assignment, winners=winners)
+        hits += 1
+        answers += len(winners)
+        if assignment.status == assignment.Status.DISCARDED:
+            discarded += 1
+            workers[slot_index] = _simulated_worker(campaign, created)
+            created += 1
+        turn += 1
+    return SimulationReport(hits=hits, discarded_hits=discarded, answers=answers, workers=created)
+
+
+def tournament_simulate(*, campaign: Campaign, oracle: Oracle, assessor_username: str = "simulated-assessor") -> int:
+    """Let one simulated dedicated assessor (a user created on first use) judge every tournament pair of the
+    campaign with ``oracle``; returns the number of judgments made."""
+    assessor, _ = get_user_model().objects.get_or_create(username=assessor_username)
+    judgments = 0
+    while (question := tournament_next_pair(campaign=campaign, assessor=assessor)) is not None:
+        topic_id = question.campaign_topic.topic.topic_id
+        preferred = oracle.prefer(topic_id, question.left.docid, question.right.docid)
+        winner, loser = (
+            (question.left, question.right) if preferred == question.left.docid else (question.right, question.left)
+        )
+        tournament_judgment_submit(campaign_topic=question.campaign_topic, assessor=assessor, winner=winner, loser=loser)
+        judgments += 1
+    return judgments
+
+
+def _simulated_worker(campaign: Campaign, index: int) -> Worker:
+    return worker_get_or_create(provider=SIMULATED_PROVIDER, external_id=f"{campaign.name}-{index}")

@@ -1,0 +1,70 @@
+"""Celery tasks of the judging app: each loads its object by id and calls one service. Services enqueue them
+after commit; every one is idempotent (the service re-reads the state and does nothing the second time), so
+``acks_late`` redelivery after a lost worker is harmless. A missing object (deleted campaign) ends the task."""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.db import OperationalError
+
+from judging.models import Campaign, CampaignTopic, Round
+
+TASK_OPTIONS = {"acks_late": True, "autoretry_for": (OperationalError,), "retry_backoff": True, "max_retries": 5}
+
+
+@shared_task(**TASK_OPTIONS)
+def campaign_start_task(campaign_id: int) -> None:
+    """Thin the pools and open every topic's first round (or tournament)."""
+    from judging.services.campaigns import campaign_start
+
+    campaign = Campaign.objects.filter(pk=campaign_id).first()
+    if campaign is not None:
+        campaign_start(campaign=campaign)
+
+
+@shared_task(**TASK_OPTIONS)
+def round_generate_task(campaign_topic_id: int) -> None:
+    """Open the topic's next round unless one is open or the topic is finished."""
+    from judging.services.rounds import round_generate
+
+    campaign_topic = CampaignTopic.objects.filter(pk=campaign_topic_id).first()
+    if campaign_topic is not None:
+        round_generate(campaign_topic=campaign_topic)
+
+
+@shared_task(**TASK_OPTIONS)
+def hit_build_task(campaign_id: int) -> None:
+    """Pack the campaign's queued pairs into HITs."""
+    from judging.services.hits import hit_build
+
+    campaign = Campaign.objects.filter(pk=campaign_id).first()
+    if campaign is not None:
+        hit_build(campaign=campaign)
+
+
+@shared_task(**TASK_OPTIONS)
+def round_close_if_complete_task(round_id: int) -> None:
+    """Close the round once every pair has a valid judgment (cull or rank, then advance or finish the topic)."""
+    from judging.services.rounds import round_close_if_complete
+
+    round = Round.objects.filter(pk=round_id).first()
+    if round is not None:
+        round_close_if_complete(round=round)
+
+
+@shared_task(**TASK_OPTIONS)
+def hit_expire_overdue_task() -> None:
+    """Expire open HITs past their deadline and requeue their pairs (run it periodically, e.g. celery beat)."""
+    from judging.services.hits import hit_expire_overdue
+
+    hit_expire_overdue()
+
+
+@shared_task(**TASK_OPTIONS)
+def campaign_advance_task(campaign_id: int) -> None:
+    """Recovery sweep: redo whatever a lost task left undone for one campaign."""
+    from judging.services.campaigns import campaign_advance
+
+    campaign = Campaign.objects.filter(pk=campaign_id).first()
+    if campaign is not None:
+        campaign_advance(campaign=campaign)

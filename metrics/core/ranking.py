@@ -1,0 +1,193 @@
+"""Ordering a run per topic and lining it up with the qrels: the columnar input of every measure.
+
+Two conventions exist and both are needed (metric-anchors.md section 1 and section 7, recommendation 4):
+
+- ``DOCID_ASCENDING`` with ``duplicates="keep"``: the reference ``compatibility.py``. Score descending, equal
+  scores by docid ascending, the rank column ignored. A docid repeated inside a topic keeps both lines (both
+  consume a rank) but both carry the score of its *last* line (the script's score dict), so they sort together.
+- ``DOCID_DESCENDING`` with ``duplicates="collapse"``: trec_eval as seen through pytrec_eval. Score descending,
+  equal scores by docid descending; a repeated docid is one entry with the score of its last line (pytrec_eval's
+  run dict; trec_eval itself rejects such runs).
+
+:func:`align` turns a ranked run into :class:`Alignment`: for every judged (topic, docid) its 0-based position in
+the run, plus each topic's run length. Every measure of the papers is a function of these arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from metrics.core.readers import Qrels, Run
+
+DOCID_ASCENDING = "docid_ascending"
+DOCID_DESCENDING = "docid_descending"
+TieRule = Literal["docid_ascending", "docid_descending"]
+DuplicateRule = Literal["keep", "collapse"]
+
+NOT_RETRIEVED = -1
+
+
+@dataclass(frozen=True)
+class RankedRun:
+    """A run ordered per topic. Topic ``i`` (``topics[i]``) holds ``docid[offsets[i]:offsets[i + 1]]`` in rank
+    order; topics are in order of first appearance in the run file. ``docid`` is an Arrow string array."""
+
+    runid: str
+    topics: np.ndarray
+    offsets: np.ndarray
+    docid: pa.Array
+
+    def ranking(self, topic: str) -> list[str]:
+        """The ranked docids of one topic ([] when the run lacks it); for tests and small tools."""
+        where = np.flatnonzero(self.topics == topic)
+        if len(where) == 0:
+            return []
+        i = int(where[0])
+        return self.docid.slice(self.offsets[i], self.offsets[i + 1] - self.offsets[i]).to_pylist()
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """One run seen from the qrels, topic by topic.
+
+    ``topics`` (length T): evaluated topics; first those present in the run (run order), then those missing from
+    it (qrels order). ``run_length[t]`` is the number of ranked entries (0 for a missing topic); ``is_in_run[t]``
+    says whether the run has the topic. The judged arrays (length J) hold every qrels row of those topics grouped
+    by topic (qrels order within a topic): ``judged_topic`` (index into ``topics``), ``value`` (qrels value) and
+    ``position`` (0-based rank of the docid's first occurrence in the run, ``NOT_RETRIEVED`` = -1 if absent).
+    """
+
+    runid: str
+    topics: list[str]
+    run_length: np.ndarray
+    is_in_run: np.ndarray
+    judged_topic: np.ndarray
+    value: np.ndarray
+    position: np.ndarray
+
+    @property
+    def topic_count(self) -> int:
+        return len(self.topics)
+
+
+def rank_run(run: Run, *, ties: TieRule, duplicates: DuplicateRule) -> RankedRun:
+    """Order each topic of ``run`` by score descending, equal scores by docid (``ties``), see the module doc.
+
+    Docids compare as UTF-8 bytes, which is code-point order, the order of the reference script's ``sorted``.
+    Cost: one Arrow sort of (topic, docid) and one numpy sort of numbers; no Python object per line.
+    """
+    if ties not in (DOCID_ASCENDING, DOCID_DESCENDING):
+        raise ValueError(f"unknown tie rule {ties!r}")
+    if duplicates not in ("keep", "collapse"):
+        raise ValueError(f"unknown duplicate rule {duplicates!r}")
+    topic_encoded = pc.dictionary_encode(run.topic)
+    topics = np.asarray(topic_encoded.dictionary.to_pylist(), dtype=object)
+    topic_code = topic_encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    docid_rank, last_row_of_pair = _docid_ranks(topic_code, run.docid)
+    score = run.score
+    rows = np.arange(len(score))
+    is_earlier_copy = last_row_of_pair != rows
+    if is_earlier_copy.any():
+        if duplicates == "collapse":
+            rows = rows[~is_earlier_copy]
+        else:
+            score = score[last_row_of_pair]
+    tie_key = docid_rank[rows] if ties == DOCID_ASCENDING else -docid_rank[rows]
+    order = rows[np.lexsort((tie_key, -score[rows], topic_code[rows]))]
+    counts = np.bincount(topic_code[rows], minlength=len(topics))
+    offsets = np.zeros(len(topics) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return RankedRun(runid=run.runid, topics=topics, offsets=offsets, docid=run.docid.take(pa.array(order)))
+
+
+def _docid_ranks(topic_code: np.ndarray, docid: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """Per line: the rank of its docid among the docids of its topic (equal docids share a rank; ranks grow
+    with the topic code too, which is harmless for tie-breaking inside a topic), and the last line (file order)
+    holding the same (topic, docid)."""
+    n = len(topic_code)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    by_docid = pc.sort_indices(
+        pa.table({"topic": topic_code, "docid": docid}),
+        sort_keys=[("topic", "ascending"), ("docid", "ascending")],
+    ).to_numpy()
+    sorted_docid = docid.take(pa.array(by_docid))
+    sorted_topic = topic_code[by_docid]
+    same_as_previous = np.zeros(n, dtype=bool)
+    same_as_previous[1:] = pc.equal(sorted_docid[1:], sorted_docid[:-1]).to_numpy(zero_copy_only=False) & (
+        sorted_topic[1:] == sorted_topic[:-1]
+    )
+    group = np.cumsum(~same_as_previous) - 1
+    docid_rank = np.empty(n, dtype=np.int64)
+    docid_rank[by_docid] = group
+    starts = np.flatnonzero(~same_as_previous)
+    last_row = np.maximum.reduceat(by_docid, starts)
+    return docid_rank, last_row[docid_rank]
+
+
+def align(qrels: Qrels, ranked: RankedRun) -> Alignment:
+    """Line up a ranked run with the qrels; see :class:`Alignment`. All qrels topics are included."""
+    qrels_topic_code, qrels_topics = pd.factorize(qrels.topic)
+    run_topics = list(ranked.topics)
+    qrels_topic_set = set(qrels_topics)
+    run_topic_set = set(run_topics)
+    topics = [t for t in run_topics if t in qrels_topic_set]
+    topics += [t for t in qrels_topics if t not in run_topic_set]
+    topic_index = {t: i for i, t in enumerate(topics)}
+    # Judged rows grouped by evaluated topic, stable so that qrels order survives inside a topic.
+    judged_topic = np.array([topic_index[t] for t in qrels_topics], dtype=np.int64)[qrels_topic_code]
+    grouping = np.argsort(judged_topic, kind="stable")
+    judged_topic = judged_topic[grouping]
+
+    run_length = np.zeros(len(topics), dtype=np.int64)
+    is_in_run = np.zeros(len(topics), dtype=bool)
+    run_topic_index = np.array([topic_index.get(t, -1) for t in run_topics], dtype=np.int64)
+    lengths = np.diff(ranked.offsets)
+    present = run_topic_index >= 0
+    run_length[run_topic_index[present]] = lengths[present]
+    is_in_run[run_topic_index[present]] = True
+
+    position = _judged_positions(qrels.docid[grouping], judged_topic, ranked, run_topic_index)
+    return Alignment(
+        runid=ranked.runid,
+        topics=topics,
+        run_length=run_length,
+        is_in_run=is_in_run,
+        judged_topic=judged_topic,
+        value=qrels.value[grouping],
+        position=position,
+    )
+
+
+def _judged_positions(
+    judged_docid: np.ndarray, judged_topic: np.ndarray, ranked: RankedRun, run_topic_index: np.ndarray
+) -> np.ndarray:
+    """Position of each judged docid in its topic's ranking (first occurrence), or NOT_RETRIEVED.
+
+    Only run lines whose docid is judged somewhere leave Arrow (a hash lookup), so the cost follows the qrels.
+    """
+    result = np.full(len(judged_docid), NOT_RETRIEVED, dtype=np.int64)
+    if len(judged_docid) == 0 or len(ranked.docid) == 0:
+        return result
+    judged_vocabulary = pd.unique(judged_docid)
+    judged_code = pd.Index(judged_vocabulary).get_indexer(judged_docid).astype(np.int64)
+    run_code = pc.fill_null(
+        pc.index_in(ranked.docid, value_set=pa.array(judged_vocabulary, type=pa.string())), -1
+    ).to_numpy(zero_copy_only=False)
+    lengths = np.diff(ranked.offsets)
+    run_row_topic = np.repeat(run_topic_index, lengths)
+    hit = np.flatnonzero((run_code >= 0) & (run_row_topic >= 0))
+    run_row_position = hit - np.repeat(ranked.offsets[:-1], lengths)[hit]
+    stride = len(judged_vocabulary)
+    run_pair = run_row_topic[hit] * stride + run_code[hit]
+    # Rows of a topic are in rank order, so the first copy of a pair is its best position.
+    is_first = ~pd.Series(run_pair).duplicated(keep="first").to_numpy()
+    found = pd.Index(run_pair[is_first]).get_indexer(judged_topic * stride + judged_code)
+    result[found >= 0] = run_row_position[is_first][found[found >= 0]]
+    return result

@@ -1,0 +1,150 @@
+"""Meta-evaluation of measures: significance between runs, sensitivity (discriminative power), agreement
+of system orderings (Kendall's tau), bootstrap confidence intervals.
+
+Inputs are per-topic score matrices ``scores[q, k]`` (topic q, run k) for score measures, or per-topic
+preference tensors ``preferences[q, a, b]`` (antisymmetric in a, b) for pairwise measures such as
+lexiprecision and RPP. For a score measure the per-topic *difference* ``scores[q, a] - scores[q, b]`` plays
+the role of the preference, so one set of tests serves both (measures.md section 5.3). Rows must be finite:
+the caller drops topics where a measure is undefined before building the matrix.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Literal
+
+import numpy as np
+from scipy import stats
+
+Test = Literal["t", "sign"]
+TESTS: tuple[str, ...] = ("t", "sign")
+Correction = Literal["none", "bonferroni"]
+CORRECTIONS: tuple[str, ...] = ("none", "bonferroni")
+
+
+def _finite(name: str, array: np.ndarray) -> np.ndarray:
+    array = np.asarray(array, dtype=np.float64)
+    if not np.isfinite(array).all():
+        raise ValueError(f"{name} must be finite (drop topics where the measure is undefined first)")
+    return array
+
+
+def t_test(differences: np.ndarray) -> np.ndarray:
+    """Two-sided Student's t-test of per-topic differences (or preferences) against 0, column by column.
+
+    Equal to scipy's paired ``ttest_rel(a, b)`` when ``differences = a - b`` ([C] section 5 uses it without
+    correction; [LP] and [RPP] for rrLP and RPP). ``differences``: shape ``(Q, ...)``, topics along axis 0.
+    Returns p-values of shape ``differences.shape[1:]``. All-zero differences give p = 1 (nothing to
+    distinguish; scipy would give nan); constant non-zero differences give p = 0; fewer than 2 topics give 1.
+    """
+    differences = _finite("differences", differences)
+    if differences.shape[0] < 2:
+        return np.ones(differences.shape[1:])
+    is_constant = np.all(differences == differences[:1], axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        # constant columns are settled below; scipy only warns about their zero variance
+        warnings.simplefilter("ignore", RuntimeWarning)
+        p_values = stats.ttest_1samp(differences, 0.0, axis=0).pvalue
+    constant_p = np.where(differences[0] == 0, 1.0, 0.0)
+    return np.where(is_constant, constant_p, np.nan_to_num(p_values, nan=1.0))
+
+
+def sign_test(differences: np.ndarray) -> np.ndarray:
+    """Two-sided exact sign (binomial) test of per-topic differences, column by column ([LP] section 4.2
+    for sgnLP; measures.md A9): zeros are dropped, and with k positive among n non-zero values
+    ``p = min(1, 2 * P[Binomial(n, 1/2) <= min(k, n - k)])``, as ``scipy.stats.binomtest(k, n)``. No non-zero
+    value gives p = 1. Shapes as in ``t_test``.
+    """
+    differences = _finite("differences", differences)
+    positive = (differences > 0).sum(axis=0)
+    nonzero = (differences != 0).sum(axis=0)
+    p_values = 2.0 * stats.binom.cdf(np.minimum(positive, nonzero - positive), nonzero, 0.5)
+    return np.where(nonzero == 0, 1.0, np.minimum(p_values, 1.0))
+
+
+def score_differences(scores: np.ndarray) -> np.ndarray:
+    """Per-topic differences between every pair of runs: ``[q, a, b] = scores[q, a] - scores[q, b]``.
+    ``scores``: shape ``(Q, K)``; returns ``(Q, K, K)``, the preference tensor of a score measure."""
+    scores = _finite("scores", scores)
+    return scores[:, :, None] - scores[:, None, :]
+
+
+def pairwise_p_values(preferences: np.ndarray, *, test: Test = "t") -> np.ndarray:
+    """p-value of every run pair from a per-topic preference tensor ``(Q, K, K)`` (``score_differences``
+    for score measures). Returns a symmetric ``(K, K)`` matrix with ``nan`` on the diagonal; ``test`` is
+    ``"t"`` (``t_test``) or ``"sign"`` (``sign_test``). No multiple-comparison correction ([C] Eq. 2)."""
+    if test not in TESTS:
+        raise ValueError(f"test must be one of {TESTS}, not {test!r}")
+    preferences = _finite("preferences", preferences)
+    if preferences.ndim != 3 or preferences.shape[1] != preferences.shape[2]:
+        raise ValueError(f"preferences must have shape (Q, K, K), got {preferences.shape}")
+    runs = preferences.shape[1]
+    upper = np.triu_indices(runs, 1)
+    tested = (t_test if test == "t" else sign_test)(preferences[:, upper[0], upper[1]])
+    p_values = np.full((runs, runs), np.nan)
+    p_values[upper] = tested
+    p_values[upper[1], upper[0]] = tested
+    return p_values
+
+
+def sensitivity(p_values: np.ndarray, *, alpha: float = 0.05, correction: Correction = "none") -> float:
+    """Discriminative power ([C] Eq. 2, after Sakai): the share of run pairs with ``p < alpha``, over the
+    ``K(K-1)/2`` pairs of the upper triangle of a ``(K, K)`` p-value matrix. ``correction="bonferroni"``
+    divides alpha by the number of pairs, the family of [LP] and [RPP] (measures.md A8); [C] uses none.
+    ``nan`` when K < 2."""
+    if correction not in CORRECTIONS:
+        raise ValueError(f"correction must be one of {CORRECTIONS}, not {correction!r}")
+    p_values = np.asarray(p_values, dtype=np.float64)
+    upper = p_values[np.triu_indices(p_values.shape[0], 1)]
+    if not upper.size:
+        return float("nan")
+    level = alpha / upper.size if correction == "bonferroni" else alpha
+    return float(np.mean(upper < level))
+
+
+def kendall_tau(run_scores: np.ndarray, other_run_scores: np.ndarray) -> float:
+    """Kendall's tau-b between the system orderings of two measures ([C] "consistency", [RPP] Table 2):
+    ``run_scores`` and ``other_run_scores`` are one value per run (e.g. the mean over topics), shape
+    ``(K,)``. tau-b handles tied scores (measures.md A24; ``scipy.stats.kendalltau``); ``nan`` when either
+    measure gives every run the same score."""
+    run_scores = _finite("run_scores", run_scores)
+    other_run_scores = _finite("other_run_scores", other_run_scores)
+    if run_scores.shape != other_run_scores.shape:
+        raise ValueError(f"one score per run in both, got {run_scores.shape} and {other_run_scores.shape}")
+    return float(stats.kendalltau(run_scores, other_run_scores).statistic)
+
+
+def preference_scores(preferences: np.ndarray) -> np.ndarray:
+    """A score per run from a pairwise measure, for orderings: the mean over topics of the run's win rate
+    ``sum_b P[q, a, b] / (K - 1)`` ([RPP] Eq. 7, normalised to [-1, 1] as in measures.md A25). Shape
+    ``(Q, K, K)`` in, ``(K,)`` out."""
+    preferences = _finite("preferences", preferences)
+    runs = preferences.shape[1]
+    return preferences.sum(axis=2).mean(axis=0) / max(runs - 1, 1)
+
+
+def bootstrap_ci(
+    scores: np.ndarray, *, confidence: float = 0.95, resamples: int = 10_000, seed: int = 0
+) -> np.ndarray:
+    """Percentile bootstrap confidence interval of each run's mean score over topics ([C] Figure 9): topics
+    are resampled with replacement ``resamples`` times (``scipy.stats.bootstrap``, seeded, so the same
+    input gives the same interval). ``scores``: shape ``(Q, K)``; returns ``(K, 2)`` rows ``(low, high)``.
+    One topic gives the degenerate interval ``(score, score)``."""
+    scores = _finite("scores", scores)
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), not {confidence}")
+    if scores.ndim != 2 or scores.shape[0] == 0:
+        raise ValueError(f"scores must have shape (Q, K) with Q >= 1, got {scores.shape}")
+    if scores.shape[0] == 1:
+        return np.repeat(scores[0][:, None], 2, axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        result = stats.bootstrap(
+            (scores,),
+            np.mean,
+            axis=0,
+            confidence_level=confidence,
+            n_resamples=resamples,
+            method="percentile",
+            rng=np.random.default_rng(seed),
+        )
+    return np.column_stack([result.confidence_interval.low, result.confidence_interval.high])

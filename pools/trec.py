@@ -1,0 +1,321 @@
+"""Streaming readers for the files a judging project starts from: TREC qrels and runs, topics (TSV and the
+TREC CAsT JSON) and passages (TSV and JSONL). Pure Python, no Django.
+
+Every reader validates as it goes and raises :class:`TrecFormatError` naming the file, the 1-based line and
+the problem at the first bad line, so an importer can abort before it has changed anything. Readers are
+generators over the file (except :func:`read_qrels` and :func:`read_cast_topics`, which need the whole file to
+check it), so a run of tens of millions of lines is read in constant memory.
+
+Conventions shared by all readers:
+- columns of qrels and runs are separated by any run of spaces or tabs (as trec_eval does);
+- blank lines (only whitespace) are skipped, since many published files end with one;
+- files are UTF-8; a byte sequence that is not UTF-8 is an error on its line;
+- ``progress=True`` shows a tqdm bar on stderr that advances by bytes read.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from tqdm import tqdm
+
+# Updating tqdm once per line costs more than parsing a short line; update once per this many bytes instead.
+_PROGRESS_STEP_BYTES = 1 << 20
+
+
+class TrecFormatError(ValueError):
+    """A line of an input file that cannot be accepted; ``str()`` is ``"{path}:{line_number}: {problem}"``."""
+
+    def __init__(self, path: str | os.PathLike[str], line_number: int, problem: str) -> None:
+        self.path = str(path)
+        self.line_number = line_number
+        self.problem = problem
+        super().__init__(f"{self.path}:{line_number}: {problem}")
+
+
+def iter_lines(path: str | os.PathLike[str], *, progress: bool = False) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, line)`` for every non-blank line, without its line ending (``\\n`` or ``\\r\\n``).
+
+    Line numbers are 1-based and count blank lines, so they match what an editor shows."""
+    total = os.path.getsize(path)
+    bar = tqdm(
+        total=total, unit="B", unit_scale=True, desc=Path(path).name, disable=not progress, leave=False
+    )
+    pending = 0
+    try:
+        with open(path, "rb") as handle:
+            for line_number, raw in enumerate(handle, start=1):
+                pending += len(raw)
+                if pending >= _PROGRESS_STEP_BYTES:
+                    bar.update(pending)
+                    pending = 0
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as error:
+                    raise TrecFormatError(
+                        path, line_number, f"not UTF-8 text ({error.reason} at byte {error.start})"
+                    ) from None
+                line = line.rstrip("\r\n")
+                if line.strip():
+                    yield line_number, line
+        bar.update(pending)
+    finally:
+        bar.close()
+
+
+def _parse_number(text: str, *, path, line_number: int, column: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise TrecFormatError(path, line_number, f"{column} {text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise TrecFormatError(path, line_number, f"{column} {text!r} is not a finite number")
+    return value
+
+
+def iter_qrels(
+    path: str | os.PathLike[str], *, progress: bool = False
+) -> Iterator[tuple[int, str, str, float]]:
+    """Yield ``(line_number, topic_id, docid, value)`` for each line ``topic iteration docid value`` of a TREC
+    qrels file. The value may be a float (preference qrels code levels as arbitrary numbers); the iteration
+    column (usually ``Q0`` or ``0``) is ignored, as trec_eval ignores it. Duplicates are not checked here
+    (see :func:`read_qrels`)."""
+    for line_number, line in iter_lines(path, progress=progress):
+        columns = line.split()
+        if len(columns) != 4:
+            raise TrecFormatError(
+                path, line_number, f"expected 4 columns 'topic Q0 docid grade', found {len(columns)}"
+            )
+        topic_id, _, docid, value_text = columns
+        yield (
+            line_number,
+            topic_id,
+            docid,
+            _parse_number(value_text, path=path, line_number=line_number, column="grade"),
+        )
+
+
+def read_qrels(path: str | os.PathLike[str], *, progress: bool = False) -> dict[str, dict[str, float]]:
+    """Read a whole qrels file into ``{topic_id: {docid: value}}``, topics and docids in file order.
+
+    A line repeating an earlier (topic, docid) with the same value is accepted and ignored; with a different
+    value it is an error that names both lines."""
+    return read_qrels_with_lines(path, progress=progress)[0]
+
+
+def read_qrels_with_lines(
+    path: str | os.PathLike[str], *, progress: bool = False
+) -> tuple[dict[str, dict[str, float]], dict[tuple[str, str], int]]:
+    """As :func:`read_qrels`, plus ``{(topic_id, docid): line_number}`` of the first line of each pair, so a
+    later check (an unknown topic, a grade conflicting with the database) can name the line it comes from."""
+    qrels: dict[str, dict[str, float]] = {}
+    first_lines: dict[tuple[str, str], int] = {}
+    for line_number, topic_id, docid, value in iter_qrels(path, progress=progress):
+        grades = qrels.setdefault(topic_id, {})
+        previous = grades.get(docid)
+        if previous is None:
+            grades[docid] = value
+            first_lines[topic_id, docid] = line_number
+        elif previous != value:
+            raise TrecFormatError(
+                path,
+                line_number,
+                f"grade {value:g} for topic {topic_id} docid {docid} conflicts with grade {previous:g} "
+                f"on line {first_lines[topic_id, docid]}",
+            )
+    return qrels, first_lines
+
+
+@dataclass(frozen=True, slots=True)
+class RunLine:
+    """One line ``topic Q0 docid rank score tag`` of a TREC run."""
+
+    line_number: int
+    topic_id: str
+    docid: str
+    rank: int
+    score: float
+    tag: str
+
+
+def iter_run(path: str | os.PathLike[str], *, progress: bool = False) -> Iterator[RunLine]:
+    """Yield each line of a TREC run (6 columns ``topic Q0 docid rank score tag``).
+
+    The rank must be an integer (0- and 1-based runs both occur; trec_eval ranks by score anyway) and the
+    score a finite number. Duplicate docids within a topic are not detected: that needs memory proportional
+    to the run, and a run file is streamed in constant memory."""
+    for line_number, line in iter_lines(path, progress=progress):
+        columns = line.split()
+        if len(columns) != 6:
+            raise TrecFormatError(
+                path, line_number, f"expected 6 columns 'topic Q0 docid rank score tag', found {len(columns)}"
+            )
+        topic_id, _, docid, rank_text, score_text, tag = columns
+        try:
+            rank = int(rank_text)
+        except ValueError:
+            raise TrecFormatError(path, line_number, f"rank {rank_text!r} is not an integer") from None
+        score = _parse_number(score_text, path=path, line_number=line_number, column="score")
+        yield RunLine(line_number, topic_id, docid, rank, score, tag)
+
+
+def iter_topics_tsv(
+    path: str | os.PathLike[str], *, progress: bool = False
+) -> Iterator[tuple[int, str, str]]:
+    """Yield ``(line_number, topic_id, question)`` from a ``topic_id<TAB>question`` file. The question is
+    everything after the first tab (stripped); an empty topic id or question is an error."""
+    for line_number, line in iter_lines(path, progress=progress):
+        topic_id, tab, question = line.partition("\t")
+        topic_id, question = topic_id.strip(), question.strip()
+        if not tab:
+            raise TrecFormatError(path, line_number, "expected 'topic_id<TAB>question', found no tab")
+        if not topic_id:
+            raise TrecFormatError(path, line_number, "empty topic id")
+        if not question:
+            raise TrecFormatError(path, line_number, f"empty question for topic {topic_id}")
+        yield line_number, topic_id, question
+
+
+def iter_passages_tsv(
+    path: str | os.PathLike[str], *, progress: bool = False
+) -> Iterator[tuple[int, str, str]]:
+    """Yield ``(line_number, docid, text)`` from a ``docid<TAB>text`` file (MS MARCO's collection.tsv layout).
+    The text is everything after the first tab, so it may itself contain tabs."""
+    for line_number, line in iter_lines(path, progress=progress):
+        docid, tab, text = line.partition("\t")
+        docid = docid.strip()
+        if not tab:
+            raise TrecFormatError(path, line_number, "expected 'docid<TAB>text', found no tab")
+        yield line_number, *_checked_passage(docid, text, path=path, line_number=line_number)
+
+
+def iter_passages_jsonl(
+    path: str | os.PathLike[str], *, progress: bool = False
+) -> Iterator[tuple[int, str, str]]:
+    """Yield ``(line_number, docid, text)`` from a JSON-lines file of objects ``{"id": ..., "text": ...}``.
+
+    ``"contents"`` is accepted in place of ``"text"`` (the Pyserini/Anserini layout); an integer id is read as
+    its decimal string. Other keys are ignored."""
+    for line_number, line in iter_lines(path, progress=progress):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise TrecFormatError(
+                path, line_number, f"bad JSON: {error.msg} at column {error.colno}"
+            ) from None
+        if not isinstance(record, dict):
+            raise TrecFormatError(path, line_number, 'expected a JSON object {"id": ..., "text": ...}')
+        docid = record.get("id")
+        if isinstance(docid, int) and not isinstance(docid, bool):
+            docid = str(docid)
+        if not isinstance(docid, str):
+            raise TrecFormatError(path, line_number, 'missing "id" (a string)')
+        text = record.get("text", record.get("contents"))
+        if not isinstance(text, str):
+            raise TrecFormatError(path, line_number, f'missing "text" (a string) for docid {docid!r}')
+        yield line_number, *_checked_passage(docid.strip(), text, path=path, line_number=line_number)
+
+
+def _checked_passage(docid: str, text: str, *, path, line_number: int) -> tuple[str, str]:
+    if not docid:
+        raise TrecFormatError(path, line_number, "empty docid")
+    if any(character.isspace() for character in docid):
+        # A docid with a space could never be named in a qrels or run line.
+        raise TrecFormatError(path, line_number, f"docid {docid!r} contains white space")
+    if not text.strip():
+        raise TrecFormatError(path, line_number, f"empty text for docid {docid}")
+    return docid, text.strip()
+
+
+@dataclass(frozen=True, slots=True)
+class CastTurn:
+    """One turn of a TREC CAsT conversation: topic id ``{conversation}_{turn}`` and the raw utterance."""
+
+    line_number: int
+    topic_id: str
+    conversation_id: str
+    turn: int
+    utterance: str
+
+
+def read_cast_topics(path: str | os.PathLike[str]) -> list[CastTurn]:
+    """Read the TREC CAsT topics JSON: a list of conversations ``{"number", "title", "description", "turn":
+    [{"number", "raw_utterance"}, ...]}``, returning one :class:`CastTurn` per turn in file order.
+
+    JSON has no lines of its own, so a structural error names the line where the offending conversation
+    starts; a syntax error names the line the parser stopped on. A repeated topic id is an error."""
+    text = Path(path).read_text(encoding="utf-8")
+    decoder = json.JSONDecoder()
+    position = _skip_space(text, 0)
+    if not text.startswith("[", position):
+        raise TrecFormatError(path, _line_at(text, position), "expected a JSON list of conversations")
+    position = _skip_space(text, position + 1)
+    turns: list[CastTurn] = []
+    first_lines: dict[str, int] = {}
+    while not text.startswith("]", position):
+        line_number = _line_at(text, position)
+        try:
+            conversation, position = decoder.raw_decode(text, position)
+        except json.JSONDecodeError as error:
+            raise TrecFormatError(path, error.lineno, f"bad JSON: {error.msg}") from None
+        for turn in _cast_conversation_turns(conversation, path=path, line_number=line_number):
+            if turn.topic_id in first_lines:
+                raise TrecFormatError(
+                    path,
+                    line_number,
+                    f"topic {turn.topic_id} repeats the one on line {first_lines[turn.topic_id]}",
+                )
+            first_lines[turn.topic_id] = line_number
+            turns.append(turn)
+        position = _skip_space(text, position)
+        if text.startswith(",", position):
+            position = _skip_space(text, position + 1)
+        elif not text.startswith("]", position):
+            raise TrecFormatError(
+                path, _line_at(text, position), "bad JSON: expected ',' or ']' between conversations"
+            )
+    if text[position + 1 :].strip():
+        raise TrecFormatError(path, _line_at(text, position + 1), "bad JSON: extra data after the list")
+    return turns
+
+
+def _cast_conversation_turns(conversation, *, path, line_number: int) -> Iterator[CastTurn]:
+    if not isinstance(conversation, dict) or not isinstance(conversation.get("turn"), list):
+        raise TrecFormatError(path, line_number, 'expected a conversation {"number": ..., "turn": [...]}')
+    number = conversation.get("number")
+    if isinstance(number, bool) or not isinstance(number, int | str) or str(number).strip() == "":
+        raise TrecFormatError(path, line_number, 'conversation without a "number"')
+    conversation_id = str(number).strip()
+    for index, turn in enumerate(conversation["turn"], start=1):
+        turn_number = turn.get("number") if isinstance(turn, dict) else None
+        utterance = turn.get("raw_utterance") if isinstance(turn, dict) else None
+        if isinstance(turn_number, bool) or not isinstance(turn_number, int) or turn_number < 0:
+            raise TrecFormatError(
+                path,
+                line_number,
+                f'conversation {conversation_id}, turn #{index}: "number" is not an integer',
+            )
+        if not isinstance(utterance, str) or not utterance.strip():
+            raise TrecFormatError(
+                path,
+                line_number,
+                f'conversation {conversation_id}, turn {turn_number}: empty "raw_utterance"',
+            )
+        yield CastTurn(
+            line_number, f"{conversation_id}_{turn_number}", conversation_id, turn_number, utterance.strip()
+        )
+
+
+def _skip_space(text: str, position: int) -> int:
+    while position < len(text) and text[position] in " \t\r\n":
+        position += 1
+    return position
+
+
+def _line_at(text: str, position: int) -> int:
+    return text.count("\n", 0, position) + 1

@@ -1,0 +1,77 @@
+"""The documented environment yields a deployable configuration, and the compose file is valid."""
+
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_DIR = Path(__file__).resolve().parents[2]
+
+
+def _production_env(**overrides: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
+    env.update(
+        DJANGO_ENV="production",
+        DJANGO_SECRET_KEY=secrets.token_urlsafe(64),
+        DJANGO_ALLOWED_HOSTS="toppref.example.org",
+        DJANGO_SETTINGS_MODULE="config.settings",
+    )
+    env.update(overrides)
+    return env
+
+
+def test_check_deploy_is_clean_under_production_settings():
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=REPO_DIR, env=_production_env(), capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_production_refuses_to_start_without_a_secret_key():
+    env = _production_env()
+    del env["DJANGO_SECRET_KEY"]
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check"], cwd=REPO_DIR, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode != 0
+    assert "DJANGO_SECRET_KEY" in result.stderr
+
+
+def test_embedded_default_is_sqlite_and_eager_celery():
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL", "DJANGO_ENV"}}
+    code = (
+        "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='config.settings'; django.setup();"
+        "from django.conf import settings as s;"
+        "print(s.DATABASES['default']['ENGINE'], s.CELERY_TASK_ALWAYS_EAGER)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO_DIR, env=env, capture_output=True, text=True, timeout=60)
+    assert result.stdout.split() == ["django.db.backends.sqlite3", "True"], result.stderr
+
+
+def test_database_and_redis_urls_select_postgresql_and_a_real_broker():
+    env = dict(os.environ, DATABASE_URL="postgres://u:p@db.example:5432/toppref", REDIS_URL="redis://cache.example:6379/0")
+    env.pop("DJANGO_ENV", None)
+    code = (
+        "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='config.settings'; django.setup();"
+        "from django.conf import settings as s; from config.celery import app;"
+        "print(s.DATABASES['default']['ENGINE'], s.DATABASES['default']['HOST'], app.conf.broker_url, app.conf.task_always_eager)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO_DIR, env=env, capture_output=True, text=True, timeout=60)
+    assert result.stdout.split() == [
+        "django.db.backends.postgresql", "db.example", "redis://cache.example:6379/0", "False"
+    ], result.stderr
+
+
+@pytest.mark.skipif(shutil.which("docker-compose") is None, reason="docker-compose is installed by .ci/run")
+def test_docker_compose_file_is_valid():
+    result = subprocess.run(
+        ["docker-compose", "-f", "docker-compose.yml", "config", "-q"],
+        cwd=REPO_DIR, env=dict(os.environ, DJANGO_SECRET_KEY="x"), capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 0, result.stderr

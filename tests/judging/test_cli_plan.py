@@ -1,0 +1,56 @@
+import json
+from math import comb, sqrt
+
+from config.cli import main
+
+
+def _plan(capsys, *arguments):
+    status = main(["plan", *arguments])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_pool_of_ten_reports_the_hypergeometric_culling_risk(capsys):
+    # pipeline.md §4.A4: 5th-best of 10 with 7 opponents each is culled with probability C(5,3)/C(9,7).
+    trials = 1500
+    status, stdout, _ = _plan(
+        capsys, "--pool-size", "10", "-k", "5", "-F", "9", "-P", "7", "--trials", str(trials), "--seed", "5"
+    )
+    plan = json.loads(stdout)
+    expected = comb(5, 3) / comb(9, 7)
+    assert status == 0 and plan["pool_size"] == 10
+    assert abs(plan["p_miss"] - expected) < 4 * sqrt(expected * (1 - expected) / trials)
+    assert plan["kth_culled_in_round1_by_opponents"]["7"]["p_culled"] == plan["p_miss"]
+    assert {"judgments", "hits", "cost_usd", "p_miss", "p_miss_se", "p_miss_by_rank", "p_lost"} <= set(plan)
+
+
+def test_pool_of_ten_without_reinstatement_loses_with_that_probability(capsys):
+    trials = 1500
+    status, stdout, _ = _plan(
+        capsys, "--pool-size", "10", "--trials", str(trials), "--seed", "5", "--no-reinstatement"
+    )
+    plan = json.loads(stdout)
+    expected = comb(5, 3) / comb(9, 7)
+    assert status == 0 and abs(plan["p_lost"] - expected) < 4 * sqrt(expected * (1 - expected) / trials)
+
+
+def test_collection_plan_from_cast_qrels(cast_dir, capsys):
+    status, stdout, _ = _plan(
+        capsys, "--qrels", str(cast_dir / "qrels.graded.txt"), "--trials", "2", "--seed", "0"
+    )
+    plan = json.loads(stdout)
+    assert status == 0
+    assert (plan["topics"], plan["candidates"], plan["tournament_judgment_bound"]) == (173, 2673, 5429)
+    assert len(plan["p_miss_per_topic"]) == 173
+    assert abs(plan["judgments"] - 14573) / 14573 < 0.05
+
+
+def test_plan_rejects_bad_parameters_and_files(tmp_path, capsys):
+    status, stdout, stderr = _plan(capsys, "--pool-size", "10", "-k", "5", "-F", "9", "-P", "9")
+    assert (status, stdout) == (2, "") and "F > P > k" in stderr
+    status, _, stderr = _plan(capsys, "--trials", "3")
+    assert status == 2 and "give --qrels or --pool-size" in stderr
+    bad = tmp_path / "bad.txt"
+    bad.write_text("t Q0 a high\n")
+    status, _, stderr = _plan(capsys, "--qrels", str(bad))
+    assert status == 1 and f"{bad}:1: grade 'high' is not a number" in stderr

@@ -1,0 +1,162 @@
+import json
+
+import pytest
+
+from config.cli import main
+from pools.trec import read_qrels
+
+
+def _simulate(capsys, *arguments):
+    status = main(["simulate", *arguments])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_tournament_writes_the_oracles_top_5_above_the_grades(cast_dir, tmp_path, capsys):
+    # Given the CAsT graded qrels and the released preference qrels as the oracle, when a dedicated
+    # tournament is simulated, then every topic's top 5 is the oracle's (values 50..10 in its order) and
+    # every other passage keeps its grade, within Table 2's 5,429 judgments.
+    out = tmp_path / "prefs.txt"
+    status, stdout, _ = _simulate(
+        capsys,
+        "--qrels",
+        str(cast_dir / "qrels.graded.txt"),
+        "--oracle",
+        str(cast_dir / "qrels.preference.txt"),
+        "-k",
+        "5",
+        "-F",
+        "9",
+        "-P",
+        "7",
+        "--mode",
+        "tournament",
+        "--seed",
+        "3",
+        "--out",
+        str(out),
+    )
+    assert status == 0
+    summary = json.loads(stdout)
+    assert (summary["topics"], summary["judgment_bound"], summary["hits"], summary["cost_usd"]) == (
+        173,
+        5429,
+        0,
+        0.0,
+    )
+    assert summary["judgments"] <= 5429 and summary["oracle_top_k_recall"] == 1.0
+
+    written = read_qrels(out)
+    graded = read_qrels(cast_dir / "qrels.graded.txt")
+    released = read_qrels(cast_dir / "qrels.preference.txt")
+    for topic, grades in graded.items():
+        top = sorted((d for d in written[topic] if written[topic][d] >= 10), key=lambda d: -written[topic][d])
+        oracle_order = sorted(released[topic], key=lambda d: (-released[topic][d], d))
+        assert top == oracle_order[: len(top)] and len(top) == min(5, sum(g > 0 for g in grades.values()))
+        assert [written[topic][d] for d in top] == [50.0, 40.0, 30.0, 20.0, 10.0][: len(top)]
+        assert all(written[topic][d] == grades[d] for d in grades if d not in top)
+    lines = out.read_text().splitlines()
+    assert len(lines) == 29350
+    assert [line.split()[0] for line in lines] == sorted(line.split()[0] for line in lines)
+    assert lines[0].split()[1] == "Q0"
+
+
+def test_crowd_summary_has_the_promised_fields(cast_dir, capsys):
+    status, stdout, _ = _simulate(
+        capsys,
+        "--qrels",
+        str(cast_dir / "qrels.graded.txt"),
+        "--oracle",
+        str(cast_dir / "qrels.preference.txt"),
+        "--mode",
+        "crowd",
+        "--seed",
+        "0",
+    )
+    summary = json.loads(stdout)
+    assert status == 0
+    assert {
+        "judgments",
+        "hits",
+        "cost_usd",
+        "topics",
+        "rounds",
+        "stage1_judgments",
+        "stage2_judgments",
+        "challenges",
+        "reinstatements",
+        "topics_with_ties_at_k",
+    } <= set(summary)
+    assert summary["oracle_same_best"] == 173 and summary["oracle_top_k_recall"] >= 0.95
+    assert summary["cost_usd"] == pytest.approx(summary["hits"] * 2.40)
+    assert summary["judgments"] == summary["stage1_judgments"] + summary["stage2_judgments"]
+
+
+def test_replay_answers_from_the_released_log_and_falls_back(cast_dir, capsys):
+    status, stdout, _ = _simulate(
+        capsys,
+        "--qrels",
+        str(cast_dir / "qrels.graded.txt"),
+        "--oracle",
+        str(cast_dir / "qrels.preference.txt"),
+        "--replay",
+        str(cast_dir / "judgments.crowd.txt"),
+        "--seed",
+        "0",
+        "--pay-per-hit",
+        "1.00",
+        "--fee",
+        "0.20",
+    )
+    summary = json.loads(stdout)
+    assert status == 0
+    assert summary["replayed_judgments"] > 0 and summary["fallback_judgments"] > 0
+    assert summary["cost_usd"] == pytest.approx(summary["hits"] * 1.20)
+
+
+def test_noisy_crowd_runs_and_differs_from_the_perfect_one(tmp_path, capsys):
+    qrels = tmp_path / "graded.txt"
+    qrels.write_text("".join(f"t Q0 d{i:02d} {1 + i % 3}\n" for i in range(30)) + "t Q0 z 0\n")
+    common = ["--qrels", str(qrels), "--oracle", str(qrels), "--seed", "1", "-k", "3", "-F", "6", "-P", "4"]
+    _, perfect, _ = _simulate(capsys, *common)
+    status, noisy, _ = _simulate(capsys, *common, "--error-rate", "0.4")
+    # the careless crowd fails some of its challenges (candidate vs the grade-0 passage z)
+    assert status == 0
+    assert json.loads(perfect)["challenge_failures"] == 0 and json.loads(noisy)["challenge_failures"] > 0
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["-k", "5", "-F", "7", "-P", "7"], "F > P > k"),
+        (["-k", "0"], "k must be at least 1"),
+        (["--error-rate", "2"], "--error-rate must be in [0, 1]"),
+    ],
+)
+def test_invalid_parameters_exit_2(tmp_path, capsys, arguments, message):
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("t Q0 a 1\n")
+    out = tmp_path / "out.txt"
+    status, stdout, stderr = _simulate(
+        capsys, "--qrels", str(qrels), "--oracle", str(qrels), "--out", str(out), *arguments
+    )
+    assert (status, stdout) == (2, "")
+    assert message in stderr and not out.exists()
+
+
+def test_bad_files_exit_1_naming_file_and_line(tmp_path, capsys):
+    good = tmp_path / "good.txt"
+    good.write_text("t Q0 a 1\nt Q0 b 2\n")
+    bad = tmp_path / "bad.txt"
+    bad.write_text("t Q0 a 1\nt Q0 b\n")
+    status, stdout, stderr = _simulate(capsys, "--qrels", str(bad), "--oracle", str(good))
+    assert (status, stdout) == (1, "")
+    assert f"{bad}:2: expected 4 columns" in stderr
+
+    log = tmp_path / "log.txt"
+    log.write_text("t a b a\nt a b x\n")
+    status, _, stderr = _simulate(capsys, "--qrels", str(good), "--oracle", str(good), "--replay", str(log))
+    assert status == 1 and f"{log}:2: winner x is neither a nor b" in stderr
+
+    status, _, stderr = _simulate(capsys, "--qrels", str(tmp_path / "missing.txt"), "--oracle", str(good))
+    assert status == 1 and "missing.txt" in stderr

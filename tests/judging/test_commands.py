@@ -1,0 +1,116 @@
+"""Management commands (campaign_create / start / simulate / advance / export, demo_run) and the admin pages."""
+
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.urls import reverse
+
+from judging.models import Campaign, CampaignTopic
+from judging.services.simulation import campaign_simulate
+from pools.services import demo_load
+from tests.conftest import DEMO_DIR
+from tests.judging.factories import collection_with_grades, graded_pool
+
+
+def run(*args):
+    from io import StringIO
+
+    out = StringIO()
+    call_command(*args, stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+@pytest.fixture
+def oracle_file(tmp_path):
+    path = tmp_path / "oracle.txt"
+    lines = [f"1_1 Q0 a-r{i:02d} {100 - i}" for i in range(12)] + [f"1_2 Q0 b-r{i:02d} {100 - i}" for i in range(4)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.django_db
+def test_campaign_commands_run_a_campaign_from_creation_to_export(oracle_file, tmp_path):
+    collection_with_grades({"1_1": graded_pool("a", 12), "1_2": graded_pool("b", 4)}, name="tiny")
+
+    created = run("campaign_create", "pilot", "--collection", "tiny", "--seed", "3")
+    started = run("campaign_start", "pilot")
+    simulated = json.loads(run("campaign_simulate", "pilot", "--oracle", str(oracle_file)))
+    out = tmp_path / "prefs.txt"
+    run("campaign_export", "pilot", "--out", str(out))
+
+    assert created.startswith("campaign pilot (crowd) over tiny: k=5 F=9 P=7 culling=half seed=3")
+    assert "is running" in started
+    assert simulated["status"] == "done" and simulated["pairs_queued"] == 0
+    lines = out.read_text().splitlines()
+    assert len(lines) == 12 + 3 + 4 + 3
+    values = {line.split()[2]: float(line.split()[3]) for line in lines}
+    assert values["a-r00"] == 50.0 and values["b-r00"] == 50.0 and values["b-r03"] == 20.0 and values["a-n00"] == 0.0
+
+
+@pytest.mark.django_db
+def test_campaign_create_reports_broken_parameters():
+    collection_with_grades({"1_1": graded_pool("a", 3)}, name="tiny")
+
+    with pytest.raises(CommandError, match="F > P > k"):
+        run("campaign_create", "bad", "--collection", "tiny", "-P", "9")
+    with pytest.raises(CommandError, match="no collection named 'nope'"):
+        run("campaign_create", "bad", "--collection", "nope")
+
+    assert Campaign.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_campaign_start_of_a_pilot_takes_only_the_named_topics():
+    collection_with_grades({"1_1": graded_pool("a", 12), "1_2": graded_pool("b", 4)}, name="tiny")
+    run("campaign_create", "pilot", "--collection", "tiny")
+
+    run("campaign_start", "pilot", "--topics", "1_2")
+
+    assert list(CampaignTopic.objects.values_list("topic__topic_id", flat=True)) == ["1_2"]
+    with pytest.raises(CommandError, match="no campaign named 'other'"):
+        run("campaign_start", "other")
+
+
+@pytest.mark.django_db
+def test_campaign_advance_reports_what_it_did(oracle_file):
+    collection_with_grades({"1_1": graded_pool("a", 6)}, name="tiny")
+    run("campaign_create", "c", "--collection", "tiny")
+    run("campaign_start", "c")
+
+    output = run("campaign_advance", "c")
+
+    assert output == "c: rounds_opened 0, rounds_closed 0, hits_expired 0, hits_built 2\n"
+
+
+@pytest.mark.django_db
+def test_demo_run_prints_the_crowd_and_tournament_top_k():
+    demo_load(directory=DEMO_DIR)
+
+    output = run("demo_run")
+    again = run("demo_run")
+
+    assert "Crowd campaign demo-crowd (k=5, F=9, P=7, seed 1): done" in output
+    rows = [line for line in output.splitlines() if line.split() and line.split()[-1] == "5/5"]
+    assert len(rows) == 12  # every demo question: the simulated crowd recovers the oracle's top-5
+    assert "Dedicated tournament demo-tournament on topic" in output and "oracle differs" not in output
+    assert again == output and Campaign.objects.count() == 2
+
+
+@pytest.mark.django_db
+def test_admin_pages_of_every_judging_model_render(admin_client, oracle_file):
+    collection = collection_with_grades({"1_1": graded_pool("a", 6)}, name="tiny")
+    run("campaign_create", "c", "--collection", collection.name)
+    run("campaign_start", "c")
+    from judging.engine import PerfectOracle
+
+    campaign_simulate(campaign=Campaign.objects.get(), oracle=PerfectOracle({"1_1": {f"a-r{i:02d}": 6 - i for i in range(6)}}))
+    names = ["campaign", "campaigntopic", "round", "pair", "hit", "worker", "assignment", "judgment", "tournamentjudgment"]
+
+    statuses = {name: admin_client.get(reverse(f"admin:judging_{name}_changelist")).status_code for name in names}
+    topic_page = admin_client.get(reverse("admin:judging_campaigntopic_change", args=[CampaignTopic.objects.get().pk]))
+    hit_add = admin_client.get(reverse("admin:judging_hit_add"))
+
+    assert statuses == dict.fromkeys(names, 200)
+    assert topic_page.status_code == 200 and b"a-r00" in topic_page.content
+    assert hit_add.status_code == 403

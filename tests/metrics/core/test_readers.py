@@ -1,0 +1,114 @@
+"""Readers for TREC qrels and runs (metrics/core/readers.py)."""
+
+import numpy as np
+import pytest
+
+from metrics.core.readers import Qrels, TrecFormatError, read_qrels, read_run
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_read_qrels_accepts_float_values_tabs_and_spaces(tmp_path):
+    # given a qrels file mixing tabs, runs of spaces, integer and float values
+    path = write(tmp_path, "q.txt", "t1 Q0 d1 50.0\nt1\tQ0\td2\t3\n\nt2  Q0   d3 -1\nt2 0 d4 0.25\n")
+    # when read
+    qrels = read_qrels(path)
+    # then every line is one entry, values are floats, blank lines skipped
+    assert list(qrels.topic) == ["t1", "t1", "t2", "t2"]
+    assert list(qrels.docid) == ["d1", "d2", "d3", "d4"]
+    assert qrels.value.tolist() == [50.0, 3.0, -1.0, 0.25]
+    assert qrels.topics() == ["t1", "t2"]
+
+
+def test_read_qrels_duplicate_keeps_maximum_at_first_place(tmp_path):
+    # given (t1, b) judged 3 then 1, and (t1, a) judged 0 then 2
+    path = write(tmp_path, "q.txt", "t1 Q0 a 0\nt1 Q0 b 3\nt1 Q0 c 1\nt1 Q0 b 1\nt1 Q0 a 2\n")
+    # when read
+    qrels = read_qrels(path)
+    # then each pair appears once, at its first line, with the larger value (the reference rule)
+    assert list(qrels.docid) == ["a", "b", "c"]
+    assert qrels.value.tolist() == [2.0, 3.0, 1.0]
+
+
+def test_read_qrels_keeps_docids_that_look_like_missing_values(tmp_path):
+    path = write(tmp_path, "q.txt", 't1 Q0 NA 1\nt1 Q0 null 2\nt1 Q0 "x 3\n')
+    assert list(read_qrels(path).docid) == ["NA", "null", '"x']
+
+
+def test_read_run_ignores_rank_and_takes_runid_from_last_line(tmp_path):
+    # given a run whose runid changes on its last line and whose rank column is nonsense
+    path = write(tmp_path, "r.txt", "t1 Q0 d1 9 1.5 first\nt1 Q0 d2 -3 -2e3 first\nt2 Q0 d1 x 0 last\n")
+    # when read
+    run = read_run(path)
+    # then scores are parsed, the file order is kept, and the runid is the last line's
+    assert run.runid == "last"
+    assert run.topic.to_pylist() == ["t1", "t1", "t2"]
+    assert run.docid.to_pylist() == ["d1", "d2", "d1"]
+    assert run.score.tolist() == [1.5, -2000.0, 0.0]
+
+
+def test_read_run_keeps_duplicate_lines(tmp_path):
+    path = write(tmp_path, "r.txt", "t1 Q0 d1 1 2 r\nt1 Q0 d1 2 1 r\n")
+    assert len(read_run(path)) == 2
+
+
+def test_read_empty_run_gives_no_lines_and_file_name_as_runid(tmp_path):
+    run = read_run(write(tmp_path, "empty.run", ""))
+    assert len(run) == 0 and run.runid == "empty.run"
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "problem"),
+    [
+        ("t1 Q0 d1 1 2 r\nt1 Q0 d2 2 3\n", 2, "expected 6 fields (topic q0 docid rank score runid) in a run line, found 5"),
+        ("t1 Q0 d1 1 2 r\n\nt1 Q0 d2 2 3 r x\n", 3, "expected 6 fields (topic q0 docid rank score runid) in a run line, found 7"),
+        ("t1 Q0 d1 1 2 r\nt1 Q0 d2 2 high r\n", 2, "score 'high' is not a number"),
+        ("t1 Q0 d1 1 nan r\n", 1, "score 'nan' is not finite"),
+        ("# comment line\nt1 Q0 d1 1 2 r\n", 1, "expected 6 fields (topic q0 docid rank score runid) in a run line, found 3"),
+        ("t1 Q0 d1\n", 1, "expected 6 fields (topic q0 docid rank score runid) in a run line, found 3"),
+    ],
+)
+def test_read_run_bad_line_names_file_line_and_problem(tmp_path, text, line, problem):
+    path = write(tmp_path, "bad.run", text)
+    with pytest.raises(TrecFormatError) as raised:
+        read_run(path)
+    assert str(raised.value) == f"{path}:{line}: {problem}"
+    assert (raised.value.line, raised.value.problem) == (line, problem)
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "problem"),
+    [
+        ("t1 Q0 d1 1\nt1 Q0 d2\n", 2, "expected 4 fields (topic q0 docid value) in a qrels line, found 3"),
+        ("t1 Q0 d1 1\nt1 Q0 d2 1 7\n", 2, "expected 4 fields (topic q0 docid value) in a qrels line, found 5"),
+        ("t1 Q0 d1 yes\n", 1, "value 'yes' is not a number"),
+    ],
+)
+def test_read_qrels_bad_line_names_file_line_and_problem(tmp_path, text, line, problem):
+    path = write(tmp_path, "bad.qrels", text)
+    with pytest.raises(TrecFormatError) as raised:
+        read_qrels(path)
+    assert str(raised.value) == f"{path}:{line}: {problem}"
+
+
+def test_read_missing_file_is_a_format_error(tmp_path):
+    with pytest.raises(TrecFormatError, match="no such file"):
+        read_run(tmp_path / "absent.run")
+
+
+def test_qrels_from_records_applies_the_file_rules():
+    qrels = Qrels.from_records([("t", "a", 1), ("t", "b", 2), ("t", "a", 5)])
+    assert list(qrels.docid) == ["a", "b"] and qrels.value.tolist() == [5.0, 2.0]
+
+
+def test_read_cast_files_have_the_documented_sizes(cast_dir):
+    # the data README: 29,350 qrels rows; 19,400 lines per DECAF run; 47,900 per thunlp run
+    assert len(read_qrels(cast_dir / "qrels.graded.txt")) == 29_350
+    assert len(read_qrels(cast_dir / "qrels.preference.txt")) == 29_350
+    decaf = read_run(cast_dir / "runs" / "decaf01.run")
+    assert len(decaf) == 19_400 and decaf.score.dtype == np.float64
+    assert len(read_run(cast_dir / "runs" / "thunlp_bert_base_run_cv.run")) == 47_900

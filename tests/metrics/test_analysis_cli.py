@@ -1,0 +1,155 @@
+"""``toppref compare`` and ``toppref plot`` on the three-system example of measures.md section 6.7."""
+
+import json
+
+import pytest
+from scipy import stats
+
+from config.cli import main
+
+# measures.md 6.7: relevant items q1 {a,b,c}, q2 {d,e}, q3 {f}; x, y, z judged non-relevant.
+QRELS = "".join(
+    f"{topic} Q0 {docid} {grade}\n"
+    for topic, grades in {
+        "q1": {"a": 1, "b": 1, "c": 1, "x": 0, "y": 0, "z": 0},
+        "q2": {"d": 1, "e": 1, "x": 0, "y": 0},
+        "q3": {"f": 1, "x": 0, "y": 0},
+    }.items()
+    for docid, grade in grades.items()
+)
+RANKINGS = {
+    "S1": {"q1": "axbyc", "q2": "xde", "q3": "f"},
+    "S2": {"q1": "xabc", "q2": "dxye", "q3": "xf"},
+    "S3": {"q1": "abxyz", "q2": "de", "q3": "xyf"},
+}
+
+
+@pytest.fixture
+def files(tmp_path):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text(QRELS)
+    runs = []
+    for runid, topics in RANKINGS.items():
+        path = tmp_path / f"{runid}.run"
+        path.write_text(
+            "".join(
+                f"{topic} Q0 {docid} {rank} {10 - rank} {runid}\n"
+                for topic, ranking in topics.items()
+                for rank, docid in enumerate(ranking, start=1)
+            )
+        )
+        runs.append(str(path))
+    return str(qrels), runs
+
+
+def _lines(output, kind):
+    return [line.split("\t")[1:] for line in output.splitlines() if line.startswith(kind + "\t")]
+
+
+def test_compare_tsv_gives_the_worked_example(files, capsys):
+    qrels, runs = files
+    # when
+    status = main(["compare", qrels, *runs, "-m", "rr", "rpp_binary", "sgnlp"])
+    output = capsys.readouterr().out
+    # then the mean pairwise RPP of measures.md 6.7, and its per-topic t-test from scipy
+    assert status == 0
+    pairs = {(m, a, b): (value, p) for m, a, b, value, p in _lines(output, "pair")}
+    assert [pairs["rpp_binary", "S1", s][0] for s in ("S2", "S3")] == ["0.3333", "0.0000"]
+    assert pairs["rpp_binary", "S2", "S3"][0] == "0.0556"
+    assert float(pairs["rpp_binary", "S1", "S2"][1]) == pytest.approx(stats.ttest_1samp([0, 0, 1], 0).pvalue, rel=1e-5)
+    # sgnLP of S1 over S2 is +1, -1, +1 on q1, q2, q3 (first differing recall level); sign test p = 1
+    assert pairs["sgnlp", "S1", "S2"] == ("0.3333", "1")
+    # RR means: S1 (1 + 1/2 + 1)/3, S2 (1/2 + 1 + 1/2)/3, S3 (1 + 1 + 1/3)/3
+    means = {(m, run): float(mean) for m, run, mean, _, _ in _lines(output, "run")}
+    assert [means["rr", r] for r in ("S1", "S2", "S3")] == [0.8333, 0.6667, 0.7778]
+    assert _lines(output, "sensitivity")[0] == ["rr", "t", "3", "3", "0", "0.0000"]
+    assert {tuple(line[:2]) for line in _lines(output, "tau")} == {
+        ("rr", "rpp_binary"), ("rr", "sgnlp"), ("rpp_binary", "sgnlp")
+    }
+
+
+def test_compare_json(files, capsys):
+    qrels, runs = files
+    assert main(["compare", qrels, *runs, "-m", "rr", "p@1", "--format", "json", "--resamples", "200"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["runs"] == ["S1", "S2", "S3"]
+    assert report["kendall_tau"]["rr"]["rr"] == pytest.approx(1.0)
+    # P@1: S1 1,0,1; S2 0,1,0; S3 1,1,0
+    assert [run["mean"] for run in report["measures"]["p@1"]["runs"]] == pytest.approx([2 / 3, 1 / 3, 2 / 3])
+    interval = report["measures"]["p@1"]["runs"][1]
+    assert interval["ci_low"] <= interval["mean"] <= interval["ci_high"]
+    assert len(report["measures"]["rr"]["pairs"]) == 3
+
+
+def test_compare_errors(files, tmp_path, capsys):
+    qrels, runs = files
+    assert main(["compare", qrels, *runs, "-m", "nope"]) == 2
+    assert "unknown measure 'nope'" in capsys.readouterr().err
+    bad = tmp_path / "bad.run"
+    bad.write_text("q1 Q0 a 1 1.0 bad\nq1 Q0 b 2\n")
+    assert main(["compare", qrels, runs[0], str(bad), "-m", "rr"]) == 1
+    assert f"{bad}:2:" in capsys.readouterr().err
+
+
+def test_runs_sharing_a_runid_are_named_by_file(files, tmp_path, capsys):
+    qrels, runs = files
+    copy = tmp_path / "copy-of-s1.run"
+    copy.write_text(open(runs[0]).read())
+    assert main(["compare", qrels, runs[0], str(copy), "-m", "rr", "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["runs"] == ["S1", "copy-of-s1"]
+    assert "calling this run 'copy-of-s1'" in captured.err
+
+
+def test_compare_help_documents_the_output(capsys):
+    with pytest.raises(SystemExit):
+        main(["compare", "--help"])
+    text = capsys.readouterr().out
+    assert "sensitivity MEASURE TEST TOPICS PAIRS DISTINGUISHED SHARE" in text and "sgnlp" in text
+
+
+@pytest.mark.parametrize(("kind", "measures"), [("scatter", ["rr", "p@1"]), ("ci", ["rpp"])])
+def test_plot_writes_a_png(files, tmp_path, capsys, kind, measures):
+    qrels, runs = files
+    output = tmp_path / f"{kind}.png"
+    assert main(["plot", kind, qrels, *runs, "-m", *measures, "-o", str(output), "--resamples", "100"]) == 0
+    assert output.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_needs_the_right_number_of_measures(files, tmp_path, capsys):
+    qrels, runs = files
+    assert main(["plot", "scatter", qrels, *runs, "-m", "rr", "-o", str(tmp_path / "x.png")]) == 2
+    assert "exactly 2 measure" in capsys.readouterr().err
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_compare_simulates_assessor_error(files, capsys):
+    qrels, runs = files
+    # given a perfect judge: every perturbed qrels equals the original, so nothing can change
+    assert main(["compare", qrels, *runs, "-m", "rr", "rpp", "--judges", "random", "rank_biased",
+                 "--tpr", "1", "--fpr", "0", "--sets", "3", "--resamples", "50"]) == 0
+    captured = capsys.readouterr()
+    rows = _lines(captured.out, "stability")
+    assert [row[:8] for row in rows] == [
+        ["rr", "random", "1.0000", "0.0000", "3", "1.0000", "0.0000", "0"],
+        ["rr", "rank_biased", "1.0000", "0.0000", "3", "1.0000", "0.0000", "0"],
+    ]
+    assert "no assessor-error simulation for rpp" in captured.err
+
+
+def test_compare_rejects_bad_judge_rates(files, capsys):
+    qrels, runs = files
+    assert main(["compare", qrels, *runs, "-m", "rr", "--judges", "random", "--fpr", "1.5"]) == 2
+    assert "--fpr must lie in [0, 1]" in capsys.readouterr().err
+
+
+def test_compare_orders_run_versus_run_measures_by_mc4(files, capsys):
+    # measures.md 6.7: mean pairwise RPP orders S1, S3, S2 but MC4 orders S3, S1, S2; RR orders S1, S3, S2
+    qrels, runs = files
+    taus = {}
+    for ordering in ("win-rate", "mc4"):
+        assert main(["compare", qrels, *runs, "-m", "rr", "rpp_binary", "--ordering", ordering, "--format", "json",
+                     "--resamples", "50"]) == 0
+        taus[ordering] = json.loads(capsys.readouterr().out)["kendall_tau"]["rr"]["rpp_binary"]
+    assert taus["win-rate"] == pytest.approx(1.0)
+    assert taus["mc4"] == pytest.approx(stats.kendalltau([3, 1, 2], [2, 1, 3]).statistic)

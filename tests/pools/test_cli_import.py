@@ -1,0 +1,88 @@
+"""`toppref import` and `toppref collection` (one wiring test per path, plus the error exits)."""
+
+import pytest
+
+from config.cli import main
+from pools.models import Collection, GradedJudgment, Run
+from tests.pools.factories import CollectionFactory, TopicFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_collection_create_and_list(capsys):
+    assert main(["collection", "create", "cast", "--lenient"]) == 0
+    assert capsys.readouterr().out == "created collection cast (lenient)\n"
+    assert main(["collection", "create", "cast"]) == 1
+    assert (
+        capsys.readouterr().err
+        == "toppref collection create: name: Collection with this Name already exists.\n"
+    )
+    assert main(["collection", "list"]) == 0
+    assert capsys.readouterr().out == "cast\tlenient\t0 topics\t0 items\t0 runs\n"
+
+
+def test_import_all_four_kinds(tmp_path, capsys, media_root):
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("1\tWhat is a cat?\n")
+    passages = tmp_path / "passages.jsonl"
+    passages.write_text('{"id": "a", "text": "A cat."}\n')
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("1 Q0 a 2\n")
+    run = tmp_path / "sys.run"
+    run.write_text("1 Q0 a 1 2.0 sys\n")
+    assert main(["import", "topics", "toy", str(topics), "--create", "strict", "--quiet"]) == 0
+    assert main(["import", "passages", "toy", str(passages), "--quiet"]) == 0
+    assert main(["import", "qrels", "toy", str(qrels), "--quiet"]) == 0
+    assert main(["import", "run", "toy", str(run), "--quiet"]) == 0
+    assert capsys.readouterr().out == (
+        "toy: topics: 1 created, 0 updated, 0 unchanged\n"
+        "toy: passages: 1 created, 0 updated, 0 unchanged\n"
+        "toy: graded judgments: 1 created, 0 updated, 0 unchanged\n"
+        "toy: run sys: 1 lines over 1 topics, stored as runs/toy/sys.run\n"
+    )
+    assert Collection.objects.get().is_strict is True
+    assert GradedJudgment.objects.get().grade == 2.0
+    assert Run.objects.get().line_count == 1
+
+
+def test_import_cast_topics_with_resolved(cast_dir, capsys):
+    CollectionFactory(name="cast")
+    status = main(
+        [
+            "import",
+            "topics",
+            "cast",
+            str(cast_dir / "topics.json"),
+            "--resolved",
+            str(cast_dir / "questions.resolved.tsv"),
+        ]
+    )
+    assert status == 0
+    assert capsys.readouterr().out == "cast: topics: 479 created, 0 updated, 0 unchanged\n"
+
+
+def test_import_bad_line_exits_1_with_file_line_problem(tmp_path, capsys, pools_state):
+    collection = CollectionFactory(name="toy")
+    TopicFactory(collection=collection, topic_id="1")
+    before = pools_state()
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("1 Q0 a 2\n1 Q0 b two\n")
+    assert main(["import", "qrels", "toy", str(qrels), "--quiet"]) == 1
+    out, err = capsys.readouterr()
+    assert (out, err) == (
+        "",
+        f"toppref import qrels: {qrels}:2: grade 'two' is not a number (nothing imported)\n",
+    )
+    assert pools_state() == before
+
+
+def test_import_into_missing_collection_or_missing_file(tmp_path, capsys):
+    assert main(["import", "qrels", "nope", str(tmp_path / "q.txt")]) == 1
+    assert capsys.readouterr().err == (
+        "toppref import qrels: no collection 'nope' (create it with 'toppref collection create' or --create)\n"
+    )
+    CollectionFactory(name="toy")
+    assert main(["import", "qrels", "toy", str(tmp_path / "q.txt")]) == 1
+    assert capsys.readouterr().err == (
+        f"toppref import qrels: {tmp_path / 'q.txt'}: No such file or directory (nothing imported)\n"
+    )

@@ -1,0 +1,132 @@
+"""Management commands: wiring of each importer, and demo_load."""
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from pools.models import Collection, GradedJudgment, Item, Run, Topic
+from tests.pools.factories import CollectionFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def call(*args) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def test_import_commands(tmp_path, media_root):
+    (tmp_path / "t.tsv").write_text("1\tWhat is a cat?\n")
+    (tmp_path / "p.tsv").write_text("a\tA cat.\n")
+    (tmp_path / "q.txt").write_text("1 Q0 a 3\n")
+    (tmp_path / "s.run").write_text("1 Q0 a 1 2.0 s\n")
+    assert call("collection_create", "toy") == "created collection toy (strict)\n"
+    assert (
+        call("topics_import", "toy", str(tmp_path / "t.tsv"), "--quiet")
+        == "toy: topics: 1 created, 0 updated, 0 unchanged\n"
+    )
+    assert (
+        call("passages_import", "toy", str(tmp_path / "p.tsv"), "--quiet")
+        == "toy: passages: 1 created, 0 updated, 0 unchanged\n"
+    )
+    assert (
+        call("qrels_import", "toy", str(tmp_path / "q.txt"), "--quiet")
+        == "toy: graded judgments: 1 created, 0 updated, 0 unchanged\n"
+    )
+    assert call("run_import", "toy", str(tmp_path / "s.run"), "--quiet", "--name", "bm25") == (
+        "toy: run bm25: 1 lines over 1 topics, stored as runs/toy/bm25.run\n"
+    )
+
+
+def test_import_command_bad_line_raises_command_error(tmp_path, pools_state):
+    CollectionFactory(name="toy")
+    before = pools_state()
+    (tmp_path / "t.tsv").write_text("1\tWhat is a cat?\n2 no tab\n")
+    with pytest.raises(CommandError) as raised:
+        call("topics_import", "toy", str(tmp_path / "t.tsv"), "--quiet")
+    assert (
+        str(raised.value)
+        == f"{tmp_path / 't.tsv'}:2: expected 'topic_id<TAB>question', found no tab (nothing imported)"
+    )
+    assert pools_state() == before
+
+
+@pytest.fixture
+def demo_dir(tmp_path):
+    """A small demo directory in the layout of demo/ (topics.tsv, passages.jsonl, qrels, runs/*.run)."""
+    directory = tmp_path / "demo"
+    (directory / "runs").mkdir(parents=True)
+    (directory / "topics.tsv").write_text("d1\tWhy is the sky blue?\nd2\tHow do cats purr?\n")
+    passages = [{"id": f"p{n}", "text": f"Passage {n} <em>about</em> things."} for n in range(1, 5)]
+    (directory / "passages.jsonl").write_text("".join(json.dumps(passage) + "\n" for passage in passages))
+    (directory / "qrels.graded.txt").write_text("d1 0 p1 4\nd1 0 p2 0\nd2 0 p3 3\nd2 0 p4 1\n")
+    (directory / "qrels.preference.txt").write_text("d1 0 p1 10\n")
+    (directory / "runs" / "alpha.run").write_text("d1 Q0 p1 1 2.0 alpha\nd2 Q0 p4 1 1.0 alpha\n")
+    (directory / "runs" / "beta.run").write_text("d1 Q0 p2 1 2.0 beta\n")
+    return directory
+
+
+def demo_rows():
+    return (
+        list(Topic.objects.order_by("topic_id").values_list("topic_id", "question")),
+        list(Item.objects.order_by("docid").values_list("docid", "text")),
+        sorted(GradedJudgment.objects.values_list("topic__topic_id", "item__docid", "grade")),
+        list(Run.objects.order_by("name").values_list("name", "line_count", "topic_count")),
+    )
+
+
+def test_demo_load_is_idempotent(demo_dir, media_root, django_capture_on_commit_callbacks):
+    # when loaded twice
+    with django_capture_on_commit_callbacks(execute=True):
+        first = call("demo_load", "--dir", str(demo_dir))
+    rows = demo_rows()
+    with django_capture_on_commit_callbacks(execute=True):
+        call("demo_load", "--dir", str(demo_dir))
+    # then the second load changes nothing and leaves one file per run
+    assert first == (
+        "collection demo: topics 2 created, 0 updated, 0 unchanged; passages 4 created, 0 updated, 0 unchanged; "
+        "graded judgments 4 created, 0 updated, 0 unchanged; runs alpha, beta\n"
+    )
+    assert rows == (
+        [("d1", "Why is the sky blue?"), ("d2", "How do cats purr?")],
+        [(f"p{n}", f"Passage {n} <em>about</em> things.") for n in range(1, 5)],
+        [("d1", "p1", 4.0), ("d1", "p2", 0.0), ("d2", "p3", 3.0), ("d2", "p4", 1.0)],
+        [("alpha", 2, 2), ("beta", 1, 1)],
+    )
+    assert demo_rows() == rows
+    assert Collection.objects.get().is_strict is True
+    assert len([path for path in media_root.rglob("*.run")]) == 2
+
+
+def test_demo_load_reset_recreates_the_collection(demo_dir, media_root, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        call("demo_load", "--dir", str(demo_dir))
+    old_pk = Collection.objects.get().pk
+    with django_capture_on_commit_callbacks(execute=True):
+        call("demo_load", "--dir", str(demo_dir), "--reset")
+    assert Collection.objects.get().pk != old_pk
+    assert len(demo_rows()[2]) == 4
+    assert len([path for path in media_root.rglob("*.run")]) == 2
+
+
+def test_demo_load_bad_run_loads_nothing(demo_dir, pools_state):
+    (demo_dir / "runs" / "gamma.run").write_text("d9 Q0 p1 1 2.0 gamma\n")
+    before = pools_state()
+    with pytest.raises(CommandError) as raised:
+        call("demo_load", "--dir", str(demo_dir))
+    assert str(raised.value) == (
+        f"{demo_dir / 'runs' / 'gamma.run'}:1: unknown topic d9: collection demo is strict, so import its topics "
+        "first (1 unknown topic(s) in this file) (nothing loaded)"
+    )
+    assert pools_state() == before
+
+
+def test_demo_load_missing_files(tmp_path):
+    with pytest.raises(CommandError) as raised:
+        call("demo_load", "--dir", str(tmp_path))
+    assert str(raised.value).startswith(
+        f"the demo collection is incomplete: missing {tmp_path / 'topics.tsv'}"
+    )
