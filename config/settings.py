@@ -133,7 +133,7 @@ SPECTACULAR_SETTINGS = {
 
 # Celery: a real worker with Redis when REDIS_URL is set, otherwise tasks run in-process (eager).
 REDIS_URL = env("REDIS_URL", default="")
-CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_BROKER_URL = REDIS_URL or "memory://localhost/"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_EAGER_PROPAGATES = True
@@ -145,6 +145,12 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = TIME_ZONE
+# Run by `celery beat` (docker-compose's beat service): expired HITs go back to the queue, and a sweep redoes
+# whatever a lost task left undone. Both are idempotent.
+CELERY_BEAT_SCHEDULE = {
+    "hit-expire-overdue": {"task": "judging.tasks.hit_expire_overdue_task", "schedule": 60.0},
+    "campaign-advance-running": {"task": "judging.tasks.campaign_advance_running_task", "schedule": 300.0},
+}
 
 LOGGING = {
     "version": 1,

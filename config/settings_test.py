@@ -9,6 +9,6 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Tests call services directly; a task enqueued on commit runs in-process. The one test that needs a real
 # worker (tests/judging/test_celery_worker.py) starts its own process against REDIS_URL.
 CELERY_TASK_ALWAYS_EAGER = True
-CELERY_BROKER_URL = "memory://"
+CELERY_BROKER_URL = "memory://localhost/"
 MEDIA_ROOT = tempfile.mkdtemp(prefix="toppref-test-media-")
 STORAGES["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}  # noqa: F405

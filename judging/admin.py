@@ -36,13 +36,29 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 @admin.register(Campaign)
 class CampaignAdmin(admin.ModelAdmin):
-    list_display = ["name", "collection", "mode", "status", "k", "final_stage_size", "opponents", "culling", "topic_count", "created_at"]
+    list_display = [
+        "name",
+        "collection",
+        "mode",
+        "status",
+        "k",
+        "final_stage_size",
+        "opponents",
+        "culling",
+        "topic_count",
+        "created_at",
+    ]
     list_filter = ["mode", "status", "culling"]
     search_fields = ["name", "description"]
     readonly_fields = ["status", "created_at", "started_at", "finished_at"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Campaign]:
-        return super().get_queryset(request).select_related("collection").annotate(topic_count=Count("campaign_topics"))
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("collection")
+            .annotate(topic_count=Count("campaign_topics"))
+        )
 
     @admin.display(ordering="topic_count")
     def topic_count(self, campaign: Campaign) -> int:
@@ -103,7 +119,16 @@ class HitSlotInline(admin.TabularInline):
 
 @admin.register(Hit)
 class HitAdmin(ReadOnlyAdmin):
-    list_display = ["campaign", "number", "status", "provider", "external_id", "created_at", "expires_at", "closed_at"]
+    list_display = [
+        "campaign",
+        "number",
+        "status",
+        "provider",
+        "external_id",
+        "created_at",
+        "expires_at",
+        "closed_at",
+    ]
     list_filter = ["status", "provider", "campaign"]
     inlines = [HitSlotInline]
 

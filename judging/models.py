@@ -65,15 +65,20 @@ class Campaign(models.Model):
             models.CheckConstraint(condition=Q(k__gte=1), name="campaign_k_at_least_1"),
             models.CheckConstraint(condition=Q(opponents__gt=F("k")), name="campaign_opponents_above_k"),
             models.CheckConstraint(
-                condition=Q(final_stage_size__gt=F("opponents")), name="campaign_final_stage_size_above_opponents"
+                condition=Q(final_stage_size__gt=F("opponents")),
+                name="campaign_final_stage_size_above_opponents",
             ),
             models.CheckConstraint(condition=Q(max_rounds__gte=1), name="campaign_max_rounds_at_least_1"),
-            models.CheckConstraint(condition=Q(preferences_per_hit__gte=1), name="campaign_hit_has_preferences"),
             models.CheckConstraint(
-                condition=Q(pay_per_hit_usd__gte=0) & Q(fee_per_hit_usd__gte=0), name="campaign_pay_not_negative"
+                condition=Q(preferences_per_hit__gte=1), name="campaign_hit_has_preferences"
             ),
             models.CheckConstraint(
-                condition=Q(budget_usd__isnull=True) | Q(budget_usd__gte=0), name="campaign_budget_not_negative"
+                condition=Q(pay_per_hit_usd__gte=0) & Q(fee_per_hit_usd__gte=0),
+                name="campaign_pay_not_negative",
+            ),
+            models.CheckConstraint(
+                condition=Q(budget_usd__isnull=True) | Q(budget_usd__gte=0),
+                name="campaign_budget_not_negative",
             ),
         ]
 
@@ -116,7 +121,9 @@ class CampaignTopic(models.Model):
 
     class Meta:
         ordering = ["campaign_id", "topic__topic_id"]
-        constraints = [models.UniqueConstraint(fields=["campaign", "topic"], name="one_state_per_campaign_topic")]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "topic"], name="one_state_per_campaign_topic")
+        ]
         indexes = [models.Index(fields=["campaign", "state"])]
 
     def __str__(self) -> str:
@@ -143,7 +150,9 @@ class Candidate(models.Model):
 
     class Meta:
         ordering = ["campaign_topic_id", "position"]
-        constraints = [models.UniqueConstraint(fields=["campaign_topic", "item"], name="one_candidate_per_item")]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign_topic", "item"], name="one_candidate_per_item")
+        ]
 
     def __str__(self) -> str:
         return f"{self.campaign_topic.topic} {self.item}"
@@ -200,7 +209,9 @@ class Hit(models.Model):
 
     class Meta:
         ordering = ["campaign_id", "number"]
-        constraints = [models.UniqueConstraint(fields=["campaign", "number"], name="one_hit_number_per_campaign")]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "number"], name="one_hit_number_per_campaign")
+        ]
         indexes = [models.Index(fields=["campaign", "status"])]
 
     def __str__(self) -> str:
@@ -245,7 +256,9 @@ class HitSlot(models.Model):
     left = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
     right = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
     is_challenge = models.BooleanField(default=False)
-    expected_winner = models.ForeignKey(Item, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    expected_winner = models.ForeignKey(
+        Item, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
 
     class Meta:
         ordering = ["hit_id", "position"]
@@ -337,7 +350,9 @@ class Judgment(models.Model):
 class TournamentJudgment(models.Model):
     """A dedicated assessor's preference in a tournament (paper 000, section 4.2)."""
 
-    campaign_topic = models.ForeignKey(CampaignTopic, on_delete=models.CASCADE, related_name="tournament_judgments")
+    campaign_topic = models.ForeignKey(
+        CampaignTopic, on_delete=models.CASCADE, related_name="tournament_judgments"
+    )
     assessor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     left = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
     right = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
@@ -347,9 +362,12 @@ class TournamentJudgment(models.Model):
     class Meta:
         ordering = ["campaign_topic_id", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["campaign_topic", "left", "right"], name="tournament_pair_judged_once"),
+            models.UniqueConstraint(
+                fields=["campaign_topic", "left", "right"], name="tournament_pair_judged_once"
+            ),
             models.CheckConstraint(
-                condition=Q(winner=F("left")) | Q(winner=F("right")), name="tournament_winner_is_left_or_right"
+                condition=Q(winner=F("left")) | Q(winner=F("right")),
+                name="tournament_winner_is_left_or_right",
             ),
         ]
 

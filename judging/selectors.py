@@ -1,4 +1,5 @@
-"""Reads of the judging app: results (top-k, preference qrels), progress and spend of campaigns."""
+"""Reads of the judging app: results (top-k, preference qrels), progress and spend of campaigns, and what a
+worker is shown."""
 
 from __future__ import annotations
 
@@ -7,8 +8,19 @@ from decimal import Decimal
 
 from django.db.models import Count, QuerySet
 
-from judging.engine.elimination import RankedItem, preference_values
-from judging.models import Assignment, Campaign, CampaignTopic, Candidate, Hit, Judgment, Pair, Round, TournamentJudgment
+from judging.engine import RankedItem, preference_values
+from judging.models import (
+    Assignment,
+    Campaign,
+    CampaignTopic,
+    Candidate,
+    Hit,
+    HitSlot,
+    Judgment,
+    Pair,
+    Round,
+    TournamentJudgment,
+)
 from pools.models import GradedJudgment
 
 PREFERENCE_KINDS = ("combined", "top_k", "best")
@@ -69,15 +81,22 @@ def campaign_progress(*, campaign: Campaign) -> dict[str, object]:
     judgments (crowd answers incl. challenges, and tournament judgments), and the money spent so far (every
     submitted assignment is paid, counted or not)."""
     topics = dict(
-        CampaignTopic.objects.filter(campaign=campaign).values_list("state").annotate(n=Count("pk")).order_by()
+        CampaignTopic.objects.filter(campaign=campaign)
+        .values_list("state")
+        .annotate(n=Count("pk"))
+        .order_by()
     )
     pairs = Pair.objects.filter(round__campaign_topic__campaign=campaign)
-    hits = dict(Hit.objects.filter(campaign=campaign).values_list("status").annotate(n=Count("pk")).order_by())
+    hits = dict(
+        Hit.objects.filter(campaign=campaign).values_list("status").annotate(n=Count("pk")).order_by()
+    )
     paid = Assignment.objects.filter(hit__campaign=campaign, is_paid=True).count()
     return {
         "topics": topics,
         "rounds": Round.objects.filter(campaign_topic__campaign=campaign).count(),
-        "pairs_queued": pairs.filter(winner__isnull=True, hit__isnull=True, round__closed_at__isnull=True).count(),
+        "pairs_queued": pairs.filter(
+            winner__isnull=True, hit__isnull=True, round__closed_at__isnull=True
+        ).count(),
         "pairs_in_hits": pairs.filter(winner__isnull=True, hit__isnull=False).count(),
         "pairs_judged": pairs.filter(winner__isnull=False).count(),
         "hits": hits,
@@ -85,7 +104,7 @@ def campaign_progress(*, campaign: Campaign) -> dict[str, object]:
         "tournament_judgments": TournamentJudgment.objects.filter(campaign_topic__campaign=campaign).count(),
         "paid_hits": paid,
         "spent_usd": paid * campaign.cost_per_hit_usd,
-        "budget_usd": campaign.budget_usd if campaign.budget_usd is not None else None,
+        "budget_usd": campaign.budget_usd,
     }
 
 
@@ -101,7 +120,27 @@ def campaign_judgment_counts(*, campaign: Campaign) -> dict[str, int]:
             "campaign_topic__topic__topic_id"
         )
     else:
-        rows = Pair.objects.filter(round__campaign_topic__campaign=campaign, winner__isnull=False).values_list(
-            "round__campaign_topic__topic__topic_id"
-        )
+        rows = Pair.objects.filter(
+            round__campaign_topic__campaign=campaign, winner__isnull=False
+        ).values_list("round__campaign_topic__topic__topic_id")
     return dict(rows.annotate(n=Count("pk")).order_by())
+
+
+def hit_slot_list_for_worker(*, hit: Hit) -> list[dict[str, object]]:
+    """What a worker is shown for each question of a HIT, in order: the topic's question and the two
+    passages as laid out. Challenges look like any other question: neither the expected winner nor which
+    slots are challenges leave the server (issue 4 item 6)."""
+    rows = (
+        HitSlot.objects.filter(hit=hit)
+        .order_by("position")
+        .values_list("position", "topic__question", "left_id", "left__text", "right_id", "right__text")
+    )
+    return [
+        {
+            "position": position,
+            "question": question,
+            "left": {"item_id": left_id, "text": left_text},
+            "right": {"item_id": right_id, "text": right_text},
+        }
+        for position, question, left_id, left_text, right_id, right_text in rows
+    ]

@@ -9,7 +9,12 @@ from django.db import OperationalError
 
 from judging.models import Campaign, CampaignTopic, Round
 
-TASK_OPTIONS = {"acks_late": True, "autoretry_for": (OperationalError,), "retry_backoff": True, "max_retries": 5}
+TASK_OPTIONS = {
+    "acks_late": True,
+    "autoretry_for": (OperationalError,),
+    "retry_backoff": True,
+    "max_retries": 5,
+}
 
 
 @shared_task(**TASK_OPTIONS)
@@ -68,3 +73,14 @@ def campaign_advance_task(campaign_id: int) -> None:
     campaign = Campaign.objects.filter(pk=campaign_id).first()
     if campaign is not None:
         campaign_advance(campaign=campaign)
+
+
+@shared_task(**TASK_OPTIONS)
+def campaign_advance_running_task() -> int:
+    """Periodic safety net (celery beat): queue the recovery sweep of every running crowd campaign."""
+    campaign_ids = list(
+        Campaign.objects.filter(status=Campaign.Status.RUNNING, mode=Campaign.Mode.CROWD).values_list("pk", flat=True)
+    )
+    for campaign_id in campaign_ids:
+        campaign_advance_task.delay(campaign_id)
+    return len(campaign_ids)

@@ -32,6 +32,8 @@ from metrics.core.significance import (
     bootstrap_ci,
     kendall_tau,
     pairwise_p_values,
+    randomized_hsd,
+    randomized_hsd_scores,
     score_differences,
     sensitivity,
 )
@@ -121,19 +123,20 @@ first column; filter with grep or awk ('toppref compare ... | grep ^pair'):
       pairs (over all sets) with p < 0.05 under perturbed judgments; AGREEMENT: share of those that the
       original judgments order the same way; MAPPED_P: mean one-sided p under the original judgments of the
       pairs with perturbed p in [0.005, 0.015] (their section 5.5; 0.5 = a coin flip, nan = none)
---format json: one object {"runs", "measures": {name: {"test", "topics", "sensitivity", "runs", "pairs",
-"stability"}}, "kendall_tau": {a: {b: tau}}}.
+--format json: one object {"runs", "alpha", "correction", "measures": {name: {"test", "topics",
+"sensitivity", "distinguished", "runs", "pairs", "stability"}}, "kendall_tau": {a: {b: tau}}}; undefined
+values (nan in TSV) are null.
 
 measures (-m): every 'toppref evaluate' measure (compat@0.8, ndcg@3, ap, rr, p@10, rbp@0.95, ppref, ...),
-compared with a paired t-test over the topics every run is scored on; and the run-versus-run measures
-%s.
-Run-versus-run measures order runs by ties-by-docid-descending (trec_eval), use every judged topic with a
-relevant item, and treat a topic missing from a run as retrieving nothing (worst case, as pref_eval)."""
+compared with a paired t-test over the topics every run is scored on; and the run-versus-run measures:
+%s
+These order each run by score, ties by docid descending (trec_eval), use every judged topic with a relevant
+item, and treat a topic missing from a run as retrieving nothing (worst case, as pref_eval)."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the compare and plot subcommands."""
-    preference_help = "; ".join(f"{m.name}: {m.description}" for m in PREFERENCE_MEASURES.values())
+    preference_help = "\n".join(f"  {m.name:<11} {m.description}" for m in PREFERENCE_MEASURES.values())
     compare = subparsers.add_parser(
         "compare",
         help="meta-evaluation: sensitivity, Kendall's tau between measures, pairwise significance, LP/RPP",
@@ -146,6 +149,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     compare.add_argument("--correction", choices=CORRECTIONS, default="none",
                          help="none (Clarke et al., the default) or bonferroni over the run pairs (Diaz; Diaz and "
                               "Ferraro) for the sensitivity line")
+    compare.add_argument("--hsd", action="store_true",
+                         help="randomized Tukey HSD (Carterette 2012; --resamples permutations) for every measure "
+                              "instead of the t / sign tests; family-wise, so --correction is ignored")
     compare.add_argument("--format", choices=("tsv", "json"), default="tsv")
     compare.add_argument("--ordering", choices=("win-rate", "mc4"), default="win-rate",
                          help="how run-versus-run measures order runs for tau: mean win rate (default) or MC4 rank "
@@ -189,7 +195,8 @@ def _add_inputs(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--missing-topics", choices=("drop", "zero"), default="drop",
                         help="score measures: drop (default) topics a run lacks, or score them 0 (trec_eval -c)")
     parser.add_argument("--confidence", type=float, default=0.95, help="confidence of the intervals (default 0.95)")
-    parser.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples (default 10000)")
+    parser.add_argument("--resamples", type=int, default=10_000,
+                        help="bootstrap resamples, and permutations of --hsd (default 10000)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
 
 
@@ -290,8 +297,9 @@ def compare_command(args: argparse.Namespace) -> int:
     if isinstance(loaded, int):
         return loaded
     runids, results = loaded
-    report = _report(runids, results, alpha=args.alpha, correction=args.correction, ordering=args.ordering,
-                     confidence=args.confidence, resamples=args.resamples, seed=args.seed)
+    report = _report(runids, results, alpha=args.alpha, correction="none" if args.hsd else args.correction,
+                     ordering=args.ordering, is_hsd=args.hsd, confidence=args.confidence, resamples=args.resamples,
+                     seed=args.seed)
     if args.judges:
         try:
             _add_stability(report, args, tpr=tpr, fpr=fpr)
@@ -299,7 +307,7 @@ def compare_command(args: argparse.Namespace) -> int:
             print(f"toppref compare: error: {error}", file=sys.stderr)
             return 1
     if args.format == "json":
-        json.dump(report, sys.stdout, indent=1)
+        json.dump(_without_nan(report), sys.stdout, indent=1, allow_nan=False)
         sys.stdout.write("\n")
     else:
         _write_tsv(report)
@@ -308,11 +316,16 @@ def compare_command(args: argparse.Namespace) -> int:
 
 def _report(
     runids: list[str], results: list[MeasureResult], *, alpha: float, correction: str, ordering: str,
-    confidence: float, resamples: int, seed: int,
+    is_hsd: bool, confidence: float, resamples: int, seed: int,
 ) -> dict:
     measures = {}
-    for result in results:
-        p_values = pairwise_p_values(result.preferences, test=result.test)
+    for result in tqdm(results, desc="tests", unit="measure", disable=None):
+        if not is_hsd:
+            test, p_values = result.test, pairwise_p_values(result.preferences, test=result.test)
+        elif result.is_pairwise:
+            test, p_values = "hsd", randomized_hsd(result.preferences, resamples=resamples, seed=seed)
+        else:
+            test, p_values = "hsd", randomized_hsd_scores(result.topic_scores, resamples=resamples, seed=seed)
         intervals = (
             bootstrap_ci(result.topic_scores, confidence=confidence, resamples=resamples, seed=seed)
             if result.topics
@@ -326,7 +339,7 @@ def _report(
             for b in range(a + 1, len(runids))
         ]
         measures[result.name] = {
-            "test": result.test,
+            "test": test,
             "topics": len(result.topics),
             "sensitivity": sensitivity(p_values, alpha=alpha, correction=correction),
             "distinguished": sum(pair["p_value"] < alpha / (len(pairs) if correction == "bonferroni" else 1)
@@ -374,6 +387,17 @@ def _add_stability(report: dict, args: argparse.Namespace, *, tpr: float, fpr: f
                 "mapped_p": float(np.mean(stability.mapped_p)) if len(stability.mapped_p) else float("nan"),
                 "flip_rate": list(stability.flip_rate),
             })
+
+
+def _without_nan(value):
+    """NaN (undefined: one run, no pair, no case) as JSON null; bare NaN is not valid JSON."""
+    if isinstance(value, float) and value != value:
+        return None
+    if isinstance(value, dict):
+        return {key: _without_nan(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_without_nan(item) for item in value]
+    return value
 
 
 def _tau(scores: np.ndarray, other_scores: np.ndarray) -> float:

@@ -6,8 +6,10 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 from tqdm import tqdm
 
@@ -15,7 +17,7 @@ from metrics import analysis_cli
 from metrics.core.evaluate import MEASURES, EvaluationOptions, TopicScores, evaluate_run, parse_measure
 from metrics.core.ideal import levels_from_values, map_gains
 from metrics.core.rbo import DEFAULT_DEPTH, DEFAULT_P
-from metrics.core.readers import Qrels, Run, TrecFormatError, read_qrels, read_run
+from metrics.core.readers import Qrels, TrecFormatError, read_qrels, read_run
 
 # The reference script's accepted range for -p; outside it the reference prints a message and exits 0.
 P_RANGE = (0.01, 0.99)
@@ -39,31 +41,52 @@ def _register_compat(subparsers: argparse._SubParsersAction) -> None:
             "a positive judgment."
         ),
     )
-    parser.add_argument("-p", type=float, default=DEFAULT_P, help="persistence, in [0.01, 0.99] (default 0.95; "
-                        "0.80/0.85/0.90/0.95 match NDCG@3/5/10/20)")
-    parser.add_argument("qrels", metavar="QRELS", help="TREC qrels: topic Q0 docid value (float; larger = preferred)")
+    parser.add_argument(
+        "-p",
+        type=float,
+        default=DEFAULT_P,
+        help="persistence, in [0.01, 0.99] (default 0.95; 0.80/0.85/0.90/0.95 match NDCG@3/5/10/20)",
+    )
+    parser.add_argument(
+        "qrels", metavar="QRELS", help="TREC qrels: topic Q0 docid value (float; larger = preferred)"
+    )
     parser.add_argument("run", metavar="RUN", help="TREC run: topic Q0 docid rank score runid")
     _add_compat_options(parser)
     parser.set_defaults(handler=compat_command, needs_django=False)
 
 
 def _add_compat_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--depth", type=int, default=DEFAULT_DEPTH, help="RBO depth (default 1000, the reference)")
-    parser.add_argument("--no-normalize", dest="normalize", action="store_false",
-                        help="plain RBO instead of NRBO (reproduces the CIKM'20 / ICTIR'20 numbers)")
-    parser.add_argument("--missing-topics", choices=("drop", "zero"), default="drop",
-                        help="drop: score only topics in the run (reference, trec_eval); "
-                             "zero: also count judged topics the run lacks, as 0 (trec_eval -c)")
+    parser.add_argument(
+        "--depth", type=int, default=DEFAULT_DEPTH, help="RBO depth (default 1000, the reference)"
+    )
+    parser.add_argument(
+        "--no-normalize",
+        dest="normalize",
+        action="store_false",
+        help="plain RBO instead of NRBO (reproduces the CIKM'20 / ICTIR'20 numbers)",
+    )
+    parser.add_argument(
+        "--missing-topics",
+        choices=("drop", "zero"),
+        default="drop",
+        help="drop: score only topics in the run (reference, trec_eval); "
+        "zero: also count judged topics the run lacks, as 0 (trec_eval -c)",
+    )
 
 
 def compat_command(args: argparse.Namespace) -> int:
     if not P_RANGE[0] <= args.p <= P_RANGE[1]:
-        print(f"toppref compat: error: -p must be in [{P_RANGE[0]}, {P_RANGE[1]}], got {args.p}", file=sys.stderr)
+        print(
+            f"toppref compat: error: -p must be in [{P_RANGE[0]}, {P_RANGE[1]}], got {args.p}",
+            file=sys.stderr,
+        )
         return 2
     if args.depth < 1:
         print(f"toppref compat: error: --depth must be at least 1, got {args.depth}", file=sys.stderr)
         return 2
-    options = EvaluationOptions(depth=args.depth, normalize=args.normalize, missing_topics=args.missing_topics)
+    options = EvaluationOptions(
+        depth=args.depth, normalize=args.normalize, missing_topics=args.missing_topics
+    )
     try:
         qrels = read_qrels(args.qrels)
         run = read_run(args.run)
@@ -91,15 +114,40 @@ def _register_evaluate(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("qrels", metavar="QRELS", help="TREC qrels (float values accepted)")
     parser.add_argument("runs", metavar="RUN", nargs="+", help="TREC run files")
-    parser.add_argument("-m", "--measure", dest="measures", metavar="MEASURE", action="extend", nargs="+",
-                        required=True, help="e.g. compat@0.95 ndcg@10 ap rr p@5 rbp@0.8 rbp_residual@0.8 esl")
+    parser.add_argument(
+        "-m",
+        "--measure",
+        dest="measures",
+        metavar="MEASURE",
+        action="extend",
+        nargs="+",
+        required=True,
+        help="e.g. compat@0.95 ndcg@10 ap rr p@5 rbp@0.8 rbp_residual@0.8 esl",
+    )
     parser.add_argument("-q", "--per-topic", action="store_true", help="also print one line per topic")
     parser.add_argument("--format", choices=("tsv", "csv", "json"), default="tsv")
-    parser.add_argument("-l", "--threshold", type=float, default=1.0,
-                        help="binary relevance: value (or level, with --levels) >= THRESHOLD (default 1)")
-    parser.add_argument("--levels", action="store_true",
-                        help="replace qrels values by their level 1..T per topic (preference qrels -> levels)")
-    parser.add_argument("--gains", metavar="MAP", help="map values (levels with --levels) to gains, e.g. 1:1,2:3,3:7")
+    parser.add_argument(
+        "-l",
+        "--threshold",
+        type=float,
+        default=1.0,
+        help="binary relevance: value (or level, with --levels) >= THRESHOLD (default 1)",
+    )
+    parser.add_argument(
+        "--levels",
+        action="store_true",
+        help="replace qrels values by their level 1..T per topic (preference qrels -> levels)",
+    )
+    parser.add_argument(
+        "--gains", metavar="MAP", help="map values (levels with --levels) to gains, e.g. 1:1,2:3,3:7"
+    )
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=min(2, os.cpu_count() or 1),
+        help="runs scored at once, in threads (default: 2, or 1 on a single CPU)",
+    )
     _add_compat_options(parser)
     parser.set_defaults(handler=evaluate_command, needs_django=False)
 
@@ -114,19 +162,44 @@ def evaluate_command(args: argparse.Namespace) -> int:
         print(f"toppref evaluate: error: {error}", file=sys.stderr)
         return 2
     options = EvaluationOptions(
-        depth=args.depth, normalize=args.normalize, threshold=args.threshold, missing_topics=args.missing_topics
+        depth=args.depth,
+        normalize=args.normalize,
+        threshold=args.threshold,
+        missing_topics=args.missing_topics,
     )
     try:
         qrels = _prepare_qrels(read_qrels(args.qrels), levels=args.levels, gains=gains)
         writer = _Writer(args.format, args.per_topic)
-        for run in _runs_with_progress(args.runs):
-            for scores in evaluate_run(qrels, run, measures, options):
+        for run_scores in _scores_with_progress(qrels, args.runs, measures, options, jobs=args.jobs):
+            for scores in run_scores:
                 writer.write(scores)
     except TrecFormatError as error:
         print(f"toppref evaluate: error: {error}", file=sys.stderr)
         return 1
     writer.close()
     return 0
+
+
+def _scores_with_progress(
+    qrels: Qrels, paths: list[str], measures: list, options: EvaluationOptions, *, jobs: int
+) -> Iterator[list[TopicScores]]:
+    """Scores of each run, in the order of ``paths``; ``jobs`` runs are read and scored at once in threads
+    (Arrow and numpy release the GIL in their kernels), so at most ``jobs`` runs are in memory."""
+
+    def score(path: str) -> list[TopicScores]:
+        return evaluate_run(qrels, read_run(path), measures, options)
+
+    # The bar shows only on a terminal (tqdm disables itself otherwise) and only after a second.
+    progress = tqdm(total=len(paths), desc="runs", unit="run", file=sys.stderr, disable=None, delay=1.0)
+    with progress, ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        pending = [pool.submit(score, path) for path in paths[: max(1, jobs)]]
+        for index in range(len(paths)):
+            result = pending[index].result()
+            next_index = index + max(1, jobs)
+            if next_index < len(paths):
+                pending.append(pool.submit(score, paths[next_index]))
+            progress.update(1)
+            yield result
 
 
 def _prepare_qrels(qrels: Qrels, *, levels: bool, gains: dict[float, float] | None) -> Qrels:
@@ -150,12 +223,6 @@ def _parse_gains(text: str) -> dict[float, float]:
     return gains
 
 
-def _runs_with_progress(paths: list[str]) -> Iterator[Run]:
-    # One run in memory at a time; the bar shows only on a terminal (tqdm disables itself otherwise).
-    for path in tqdm(paths, desc="runs", unit="run", file=sys.stderr, disable=None, mininterval=1.0, delay=1.0):
-        yield read_run(path)
-
-
 class _Writer:
     """Streams tsv/csv lines run by run; json is one document written at the end."""
 
@@ -170,8 +237,12 @@ class _Writer:
 
     def write(self, scores: TopicScores) -> None:
         if self.format == "json":
-            record = {"runid": scores.runid, "measure": scores.measure, "mean": scores.mean,
-                      "topic_count": len(scores.topics)}
+            record = {
+                "runid": scores.runid,
+                "measure": scores.measure,
+                "mean": scores.mean,
+                "topic_count": len(scores.topics),
+            }
             if self.per_topic:
                 record["topics"] = {t: float(v) for t, v in zip(scores.topics, scores.values, strict=True)}
             self.records.append(record)
@@ -190,4 +261,3 @@ class _Writer:
         if self.format == "json":
             json.dump(self.records, sys.stdout, indent=1)
             sys.stdout.write("\n")
-

@@ -28,3 +28,23 @@ def run_scores_compute_task(
     if collection is None:
         return 0
     return len(run_scores_compute(collection=collection, measures=measures, qrels_kind=qrels_kind))
+
+
+# The measures stored for a finished campaign: the paper's headline compatibility settings (p = 0.80 and 0.85,
+# the analogues of NDCG@3 and NDCG@5; 0.95 the default) beside the graded measures they are compared with.
+CAMPAIGN_MEASURES = ["compat@0.8", "compat@0.85", "compat@0.95", "ndcg@3", "ndcg@5", "ap", "rr"]
+
+
+@shared_task(
+    name="metrics.campaign_scores_compute", acks_late=True, autoretry_for=(OperationalError,),
+    retry_backoff=True, max_retries=5,
+)
+def campaign_scores_compute_task(campaign_id: int) -> int:
+    """Score the collection's runs against a finished campaign's combined preference qrels. The judging app
+    enqueues it by name when a campaign is done (it may not import metrics); idempotent like the service."""
+    from metrics.services import run_scores_compute
+
+    campaign = Campaign.objects.select_related("collection").filter(pk=campaign_id).first()
+    if campaign is None or not campaign.collection.runs.exists():
+        return 0
+    return len(run_scores_compute(campaign=campaign, measures=CAMPAIGN_MEASURES))

@@ -105,10 +105,17 @@ def _register_import(subparsers: argparse._SubParsersAction) -> None:
     kinds = parser.add_subparsers(dest="kind", metavar="KIND")
     kinds.required = True
 
-    topics = kinds.add_parser("topics", help="topics: TSV 'topic_id<TAB>question' or TREC CAsT JSON")
+    topics = kinds.add_parser(
+        "topics",
+        help="topics: TSV 'topic_id<TAB>question', TREC CAsT JSON, or conversation turns of known topics",
+    )
     _add_common_import_arguments(topics)
     topics.add_argument(
-        "--format", choices=("tsv", "cast"), default=None, help="default: cast for *.json, tsv otherwise"
+        "--format",
+        choices=("tsv", "cast", "turns"),
+        default=None,
+        help="default: cast for *.json, tsv otherwise; turns: 'topic_id<TAB>conversation_id<TAB>turn<TAB>raw "
+        "utterance' for topics already imported",
     )
     topics.add_argument(
         "--resolved",
@@ -176,6 +183,8 @@ def import_command(args: argparse.Namespace) -> int:
                 result = services.topics_import_cast(
                     collection=collection, path=args.path, resolved_path=args.resolved
                 )
+            elif format == "turns" and not args.resolved:
+                result = services.topics_import_turns(collection=collection, path=args.path)
             elif args.resolved:
                 print(f"{prefix}: --resolved only applies to CAsT JSON topics", file=sys.stderr)
                 return 2

@@ -22,7 +22,10 @@ class Collection(models.Model):
 class Topic(models.Model):
     """A question to judge. ``topic_id`` is the external id used in qrels and runs (e.g. ``31_2``)."""
 
-    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="topics")
+    # No index of its own: the unique constraint's index starts with this column.
+    collection = models.ForeignKey(
+        Collection, on_delete=models.CASCADE, related_name="topics", db_index=False
+    )
     topic_id = models.CharField(max_length=100)
     # The question shown to assessors: for CAsT the manually resolved rewrite, not the raw utterance.
     question = models.TextField(blank=True)
@@ -44,7 +47,10 @@ class Topic(models.Model):
 class Item(models.Model):
     """A passage (document) that can be judged. ``text`` may be empty until the passages are imported."""
 
-    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="items")
+    # No index of its own: the unique constraint's index starts with this column. A second index only on it
+    # tempts PostgreSQL, with the stale statistics of a table filled in the same import, into scanning a whole
+    # collection for every batch of docids.
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="items", db_index=False)
     docid = models.CharField(max_length=200)
     text = models.TextField(blank=True)
 
@@ -61,7 +67,10 @@ class Item(models.Model):
 class GradedJudgment(models.Model):
     """One graded relevance label (TREC qrels line ``topic Q0 docid grade``)."""
 
-    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="graded_judgments")
+    # No index of its own: the unique constraint's index starts with this column.
+    topic = models.ForeignKey(
+        Topic, on_delete=models.CASCADE, related_name="graded_judgments", db_index=False
+    )
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="graded_judgments")
     grade = models.FloatField()
 
@@ -80,7 +89,8 @@ class Run(models.Model):
     """A system's ranked lists (TREC run). The lines are kept as a validated file, not one row per line:
     a TREC run can hold tens of millions of lines, which the measures read as arrays."""
 
-    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="runs")
+    # No index of its own: the unique constraint's index starts with this column.
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="runs", db_index=False)
     name = models.CharField(max_length=200)
     file = models.FileField(upload_to=run_upload_path, max_length=500)
     line_count = models.PositiveBigIntegerField(default=0)

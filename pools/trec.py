@@ -181,6 +181,27 @@ def iter_topics_tsv(
         yield line_number, topic_id, question
 
 
+def iter_turns_tsv(path: str | os.PathLike[str], *, progress: bool = False) -> Iterator[CastTurn]:
+    """Yield the conversation turns of a ``topic_id<TAB>conversation_id<TAB>turn<TAB>raw utterance`` file
+    (the layout of the demo's ``conversations.tsv``; the raw utterance is what the user typed)."""
+    for line_number, line in iter_lines(path, progress=progress):
+        columns = line.split("\t", 3)
+        if len(columns) != 4:
+            raise TrecFormatError(
+                path,
+                line_number,
+                f"expected 4 tab-separated columns 'topic_id conversation_id turn utterance', found {len(columns)}",
+            )
+        topic_id, conversation_id, turn_text, utterance = (column.strip() for column in columns)
+        if not topic_id or not conversation_id:
+            raise TrecFormatError(path, line_number, "empty topic id or conversation id")
+        if not turn_text.isdigit():
+            raise TrecFormatError(path, line_number, f"turn {turn_text!r} is not a whole number")
+        if not utterance:
+            raise TrecFormatError(path, line_number, f"empty utterance for topic {topic_id}")
+        yield CastTurn(line_number, topic_id, conversation_id, int(turn_text), utterance)
+
+
 def iter_passages_tsv(
     path: str | os.PathLike[str], *, progress: bool = False
 ) -> Iterator[tuple[int, str, str]]:

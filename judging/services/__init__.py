@@ -6,7 +6,8 @@
 - judgments: ``worker_get_or_create``, ``worker_exclude``, ``assignment_start``, ``hit_assign_next``,
   ``judgment_submit``, ``assignment_submit``
 - tournaments: ``tournament_next_pair``, ``tournament_judgment_submit``
-- simulation: ``campaign_simulate``, ``tournament_simulate`` (simulated workers through these services)
+- simulation (import from ``judging.services.simulation``): ``campaign_simulate``, ``tournament_simulate``,
+  simulated workers and assessors driving these services with an engine oracle
 """
 
 from judging.services.campaigns import campaign_advance, campaign_create, campaign_delete, campaign_start

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import timedelta
 from collections.abc import Sequence
+from datetime import timedelta
 from decimal import Decimal
 
 from django.core.exceptions import ValidationError
@@ -12,7 +12,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from judging.engine.params import CrowdParams, HitShape
+from judging.engine import CrowdParams, HitShape
 from judging.models import Campaign, CampaignTopic, Candidate, Pair, Round
 from judging.services.errors import CampaignConfigError, CampaignStateError
 from pools.models import Collection, GradedJudgment
@@ -67,7 +67,9 @@ def campaign_create(
     try:
         campaign.full_clean()
     except ValidationError as error:
-        details = "; ".join(f"{field}: {' '.join(messages)}" for field, messages in error.message_dict.items())
+        details = "; ".join(
+            f"{field}: {' '.join(messages)}" for field, messages in error.message_dict.items()
+        )
         raise CampaignConfigError(f"campaign {name!r}: {details}") from error
     campaign.save()
     return campaign
@@ -102,7 +104,9 @@ def campaign_start(*, campaign: Campaign, topic_ids: Sequence[str] | None = None
         grades_by_topic[topic_pk][docid] = grade
         item_ids[docid] = item_id
     if not grades_by_topic:
-        raise CampaignStateError(f"campaign {campaign.name!r}: collection {campaign.collection} has no graded judgments")
+        raise CampaignStateError(
+            f"campaign {campaign.name!r}: collection {campaign.collection} has no graded judgments"
+        )
     campaign.status = Campaign.Status.RUNNING
     campaign.started_at = timezone.now()
     campaign.save(update_fields=["status", "started_at"])

@@ -11,8 +11,7 @@ from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
-from judging.engine.challenges import challenge_nonrelevant, challenge_pick, conversation_of
-from judging.engine.hits import hit_layout, pack_hits
+from judging.engine import challenge_nonrelevant, challenge_pick, conversation_of, hit_layout, pack_hits
 from judging.models import Assignment, Campaign, Candidate, Hit, HitSlot, Pair
 from pools.models import GradedJudgment, Topic
 
@@ -28,19 +27,28 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
     new open HITs of ``preferences_per_hit`` pairs plus ``challenges_per_hit`` challenges; the last HIT takes
     the remainder, so no round waits for a full HIT. Each challenge pits a random current candidate of a
     random topic of the HIT against a grade-0 item of that topic (else of its conversation; else the
-    challenge is left out). The campaign row is locked, so a pair lands in one HIT only. Returns the new HITs
-    (none when nothing is queued, so running it twice changes nothing)."""
+    challenge is left out). With a budget, no more HITs are built than it pays for (open, accepted and
+    discarded HITs at pay plus fee); the rest of the queue waits. The campaign row is locked, so a pair lands
+    in one HIT only. Returns the new HITs (none when nothing is queued: running it twice changes nothing)."""
     campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
     if campaign.status != Campaign.Status.RUNNING or campaign.mode != Campaign.Mode.CROWD:
         return []
     queue = list(
         Pair.objects.filter(
-            round__campaign_topic__campaign=campaign, round__closed_at__isnull=True, hit__isnull=True, winner__isnull=True
+            round__campaign_topic__campaign=campaign,
+            round__closed_at__isnull=True,
+            hit__isnull=True,
+            winner__isnull=True,
         )
         .order_by("pk")
         .values_list("pk", "left__docid", "right__docid", "round__campaign_topic__topic_id")
     )
     chunks = pack_hits(queue, preferences_per_hit=campaign.preferences_per_hit)[:max_hits]
+    if campaign.budget_usd is not None:
+        # Open HITs will be paid once submitted, so they count against the budget with the paid ones.
+        committed = Hit.objects.filter(campaign=campaign).exclude(status=Hit.Status.EXPIRED).count()
+        affordable = int(campaign.budget_usd // campaign.cost_per_hit_usd) - committed
+        chunks = chunks[: max(affordable, 0)]
     if not chunks:
         return []
     challenge_material = _ChallengeMaterial.load(campaign, {row[3] for chunk in chunks for row in chunk})
@@ -60,7 +68,9 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
             pick = challenge_material.pick(topic_pk, rng)
             if pick is not None:
                 challenges.append((pick, topic_pk))
-        layout = hit_layout([(left, right) for _, left, right, _ in chunk], [pick for pick, _ in challenges], rng=rng)
+        layout = hit_layout(
+            [(left, right) for _, left, right, _ in chunk], [pick for pick, _ in challenges], rng=rng
+        )
         for slot in layout:
             if slot.is_challenge:
                 (expected, _), topic_pk = challenges[slot.source_index]
@@ -88,8 +98,9 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
 
 @transaction.atomic
 def hit_discard(*, hit: Hit) -> Hit:
-    """Discard an open HIT: its assignment is discarded (still paid), its unjudged pairs go back to the queue
-    and HIT building is queued. Accepted, discarded or expired HITs are left as they are."""
+    """Discard an open HIT (e.g. a broken one, from the admin): an assignment in progress is discarded, its
+    unjudged pairs go back to the queue and HIT building is queued. A HIT no longer open is left as it is.
+    (A HIT failing a challenge is discarded on submit, see ``assignment_submit``.)"""
     return _hit_close(hit=hit, status=Hit.Status.DISCARDED)
 
 
@@ -119,7 +130,9 @@ def _hit_close(*, hit: Hit, status: str) -> Hit:
     hit.status = status
     hit.closed_at = timezone.now()
     hit.save(update_fields=["status", "closed_at"])
-    assignment_status = Assignment.Status.DISCARDED if status == Hit.Status.DISCARDED else Assignment.Status.EXPIRED
+    assignment_status = (
+        Assignment.Status.DISCARDED if status == Hit.Status.DISCARDED else Assignment.Status.EXPIRED
+    )
     hit.assignments.filter(status=Assignment.Status.IN_PROGRESS).update(status=assignment_status)
     Pair.objects.filter(hit=hit, winner__isnull=True).update(hit=None)
     campaign_id = hit.campaign_id
@@ -131,7 +144,9 @@ class _ChallengeMaterial:
     """What challenges are drawn from, for the topics of one ``hit_build`` call: each topic's current
     candidates and its non-relevant items (grade <= 0; else those of its conversation), plus the item ids."""
 
-    def __init__(self, pools: dict[int, list[str]], nonrelevant: dict[int, list[str]], item_ids: dict[str, int]):
+    def __init__(
+        self, pools: dict[int, list[str]], nonrelevant: dict[int, list[str]], item_ids: dict[str, int]
+    ):
         self.pools, self.nonrelevant, self.item_ids = pools, nonrelevant, item_ids
 
     @classmethod
@@ -141,7 +156,9 @@ class _ChallengeMaterial:
         candidates = Candidate.objects.filter(
             campaign_topic__campaign=campaign, campaign_topic__topic_id__in=topic_pks, is_active=True
         ).order_by("campaign_topic_id", "position")
-        for topic_pk, item_id, docid in candidates.values_list("campaign_topic__topic_id", "item_id", "item__docid"):
+        for topic_pk, item_id, docid in candidates.values_list(
+            "campaign_topic__topic_id", "item_id", "item__docid"
+        ):
             pools[topic_pk].append(docid)
             item_ids[docid] = item_id
         grades: dict[str, dict[str, float]] = defaultdict(dict)
@@ -153,12 +170,18 @@ class _ChallengeMaterial:
                 grades[topic_id][docid] = grade
                 item_ids[docid] = item_id
 
-        nonrelevant_judged = GradedJudgment.objects.filter(grade__lte=0, topic__collection_id=campaign.collection_id)
+        nonrelevant_judged = GradedJudgment.objects.filter(
+            grade__lte=0, topic__collection_id=campaign.collection_id
+        )
         topics = list(Topic.objects.filter(pk__in=topic_pks).values_list("pk", "topic_id", "conversation_id"))
         load_grades(nonrelevant_judged.filter(topic__pk__in=topic_pks))
         # The conversation fallback only for topics without a grade-0 item of their own (pipeline.md 4.B1).
-        conversation_by_topic = {topic_id: conversation or conversation_of(topic_id) for _, topic_id, conversation in topics}
-        lacking = [(topic_id, conversation) for _, topic_id, conversation in topics if not grades.get(topic_id)]
+        conversation_by_topic = {
+            topic_id: conversation or conversation_of(topic_id) for _, topic_id, conversation in topics
+        }
+        lacking = [
+            (topic_id, conversation) for _, topic_id, conversation in topics if not grades.get(topic_id)
+        ]
         if lacking:
             siblings = Q()
             for topic_id, conversation in lacking:

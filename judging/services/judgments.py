@@ -35,12 +35,17 @@ def worker_get_or_create(*, provider: str, external_id: str) -> Worker:
 def worker_exclude(*, worker: Worker, reason: str) -> Worker:
     """Exclude a worker from further HITs (an excluded worker stays excluded; the first reason is kept)."""
     worker = Worker.objects.select_for_update().get(pk=worker.pk)
+    _worker_exclude(worker=worker, reason=reason)
+    return worker
+
+
+def _worker_exclude(*, worker: Worker, reason: str) -> None:
+    """Mark a locked worker excluded unless it is already (the first reason is kept)."""
     if not worker.is_excluded:
         worker.is_excluded = True
         worker.excluded_at = timezone.now()
         worker.exclusion_reason = reason[:200]
         worker.save(update_fields=["is_excluded", "excluded_at", "exclusion_reason"])
-    return worker
 
 
 @transaction.atomic
@@ -68,7 +73,10 @@ def hit_assign_next(*, campaign: Campaign, worker: Worker) -> Assignment | None:
     if Worker.objects.filter(pk=worker.pk, is_excluded=True).exists():
         raise WorkerExcludedError(worker_id=worker.pk)
     current = Assignment.objects.filter(
-        hit__campaign=campaign, worker=worker, status=Assignment.Status.IN_PROGRESS, hit__status=Hit.Status.OPEN
+        hit__campaign=campaign,
+        worker=worker,
+        status=Assignment.Status.IN_PROGRESS,
+        hit__status=Hit.Status.OPEN,
     ).first()
     if current is not None:
         return current
@@ -91,20 +99,24 @@ def judgment_submit(
 ) -> Judgment:
     """Record one answer. A repeated submit for the same slot returns the stored judgment instead of counting
     twice. The answer that completes the assignment triggers its check (see ``assignment_submit``)."""
-    assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    hit, assignment = _lock_hit_and_assignment(assignment)
     existing = Judgment.objects.filter(assignment=assignment, slot=slot).first()
     if existing is not None:
         return existing
     if assignment.status != Assignment.Status.IN_PROGRESS:
         raise AssignmentClosedError(assignment_id=assignment.pk, status=assignment.status)
     if slot.hit_id != assignment.hit_id:
-        raise SlotMismatchError(f"slot {slot.pk} belongs to HIT {slot.hit_id}, not to HIT {assignment.hit_id}")
+        raise SlotMismatchError(
+            f"slot {slot.pk} belongs to HIT {slot.hit_id}, not to HIT {assignment.hit_id}"
+        )
     if winner_id not in (slot.left_id, slot.right_id):
         raise InvalidWinnerError(slot_id=slot.pk, winner_id=winner_id)
-    judgment = Judgment.objects.create(assignment=assignment, slot=slot, winner_id=winner_id, shown_at=shown_at)
+    judgment = Judgment.objects.create(
+        assignment=assignment, slot=slot, winner_id=winner_id, shown_at=shown_at
+    )
     slot_count = HitSlot.objects.filter(hit_id=assignment.hit_id).count()
     if Judgment.objects.filter(assignment=assignment).count() == slot_count:
-        _assignment_complete(assignment=assignment)
+        _assignment_complete(assignment=assignment, hit=hit)
     return judgment
 
 
@@ -116,7 +128,7 @@ def assignment_submit(*, assignment: Assignment, winners: Mapping[int, int]) -> 
     its pairs; otherwise every pair gets its winner and the rounds concerned are queued for closing. A repeated
     submit of a finished assignment returns it unchanged. Raises before changing anything if an answer is
     missing, names an unknown position or an item not shown in that slot."""
-    assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    hit, assignment = _lock_hit_and_assignment(assignment)
     if assignment.status != Assignment.Status.IN_PROGRESS:
         if assignment.submitted_at is not None:
             return assignment
@@ -139,17 +151,23 @@ def assignment_submit(*, assignment: Assignment, winners: Mapping[int, int]) -> 
             if slot.pk not in answered
         ]
     )
-    _assignment_complete(assignment=assignment)
+    _assignment_complete(assignment=assignment, hit=hit)
     return assignment
 
 
-def _assignment_complete(*, assignment: Assignment) -> None:
+def _lock_hit_and_assignment(assignment: Assignment) -> tuple[Hit, Assignment]:
+    """Lock the HIT, then the assignment: the order every writer of both follows (``hit_expire`` and
+    ``hit_discard`` lock the HIT before updating its assignments), so they cannot deadlock."""
+    hit = Hit.objects.select_for_update().get(pk=assignment.hit_id)
+    return hit, Assignment.objects.select_for_update().get(pk=assignment.pk)
+
+
+def _assignment_complete(*, assignment: Assignment, hit: Hit) -> None:
     """Check a fully answered assignment against its challenges and count or discard it; the caller is
-    atomic and holds the assignment's lock."""
+    atomic and holds the locks of the HIT and the assignment."""
     from judging.tasks import hit_build_task, round_close_if_complete_task
 
     now = timezone.now()
-    hit = Hit.objects.select_for_update().get(pk=assignment.hit_id)
     answers = list(
         Judgment.objects.filter(assignment=assignment).values_list(
             "slot__is_challenge", "slot__expected_winner_id", "slot__pair_id", "winner_id"
@@ -157,11 +175,8 @@ def _assignment_complete(*, assignment: Assignment) -> None:
     )
     failed = sum(1 for is_challenge, expected, _, winner in answers if is_challenge and winner != expected)
     worker = Worker.objects.select_for_update().get(pk=assignment.worker_id)
-    if failed and not worker.is_excluded:
-        worker.is_excluded = True
-        worker.excluded_at = now
-        worker.exclusion_reason = f"failed {failed} challenge(s) in HIT {hit.pk}"
-        worker.save(update_fields=["is_excluded", "excluded_at", "exclusion_reason"])
+    if failed:
+        _worker_exclude(worker=worker, reason=f"failed {failed} challenge(s) in HIT {hit.pk}")
     assignment.submitted_at = now
     assignment.is_paid = True  # paid whether counted or not (paper 000 section 4.3)
     if worker.is_excluded or hit.status != Hit.Status.OPEN:
@@ -181,7 +196,9 @@ def _assignment_complete(*, assignment: Assignment) -> None:
     hit.closed_at = now
     hit.save(update_fields=["status", "closed_at"])
     pairs = [
-        Pair(pk=pair_id, winner_id=winner, judged_at=now) for is_challenge, _, pair_id, winner in answers if not is_challenge
+        Pair(pk=pair_id, winner_id=winner, judged_at=now)
+        for is_challenge, _, pair_id, winner in answers
+        if not is_challenge
     ]
     Pair.objects.bulk_update(pairs, ["winner", "judged_at"])
     round_ids = sorted(set(Pair.objects.filter(hit=hit).values_list("round_id", flat=True)))

@@ -12,11 +12,11 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 
+from celery import current_app
 from django.db import transaction
 from django.utils import timezone
 
-from judging.engine.elimination import RankedItem, crowd_round_plan, stage1_close, stage2_rank
-from judging.engine.params import CrowdParams
+from judging.engine import CrowdParams, RankedItem, crowd_round_plan, stage1_close, stage2_rank
 from judging.models import Campaign, CampaignTopic, Candidate, Pair, Round
 
 FINISHED_STATES = (CampaignTopic.State.DONE, CampaignTopic.State.NOTHING_TO_JUDGE)
@@ -43,10 +43,15 @@ def round_rng(*, seed: int, topic_id: str, number: int) -> random.Random:
 def round_generate(*, campaign_topic: CampaignTopic) -> Round | None:
     """Open the topic's next round unless one is open or the topic is finished; returns the open round
     (None when the topic finished, e.g. a pool of 0-1 candidates). Safe to run twice."""
-    campaign_topic = CampaignTopic.objects.select_for_update().select_related("campaign", "topic").get(
-        pk=campaign_topic.pk
+    campaign_topic = (
+        CampaignTopic.objects.select_for_update()
+        .select_related("campaign", "topic")
+        .get(pk=campaign_topic.pk)
     )
-    if campaign_topic.state in FINISHED_STATES or campaign_topic.campaign.mode != campaign_topic.campaign.Mode.CROWD:
+    if (
+        campaign_topic.state in FINISHED_STATES
+        or campaign_topic.campaign.mode != campaign_topic.campaign.Mode.CROWD
+    ):
         return None
     open_round = campaign_topic.rounds.filter(closed_at__isnull=True).first()
     if open_round is not None:
@@ -63,8 +68,13 @@ def round_close_if_complete(*, round: Round) -> bool:
     the round; False when a pair is still unjudged or the round was already closed."""
     from judging.tasks import hit_build_task
 
-    campaign_topic = CampaignTopic.objects.select_for_update().select_related("campaign", "topic").get(
-        pk=round.campaign_topic_id
+    # Most calls come from HITs that completed only part of a round: answer those without taking the lock.
+    if Pair.objects.filter(round_id=round.pk, winner__isnull=True).exists():
+        return False
+    campaign_topic = (
+        CampaignTopic.objects.select_for_update()
+        .select_related("campaign", "topic")
+        .get(pk=round.campaign_topic_id)
     )
     round = Round.objects.get(pk=round.pk)
     if round.closed_at is not None:
@@ -74,7 +84,9 @@ def round_close_if_complete(*, round: Round) -> bool:
         return False
     outcomes = [(winner, right if winner == left else left) for left, right, winner in pairs]
     candidates = list(
-        campaign_topic.candidates.filter(is_active=True).order_by("position").values_list("item__docid", flat=True)
+        campaign_topic.candidates.filter(is_active=True)
+        .order_by("position")
+        .values_list("item__docid", flat=True)
     )
     campaign = campaign_topic.campaign
     if round.stage == 1:
@@ -114,7 +126,9 @@ def round_close_if_complete(*, round: Round) -> bool:
 def topic_finish(*, campaign_topic: CampaignTopic, ranked: Sequence[RankedItem]) -> CampaignTopic:
     """Store the topic's final ranking (rank and wins on its candidates), mark it done, and mark the campaign
     done when this was its last unfinished topic. A finished topic is left as it is."""
-    campaign_topic = CampaignTopic.objects.select_for_update().select_related("campaign").get(pk=campaign_topic.pk)
+    campaign_topic = (
+        CampaignTopic.objects.select_for_update().select_related("campaign").get(pk=campaign_topic.pk)
+    )
     if campaign_topic.state in FINISHED_STATES:
         return campaign_topic
     _topic_finish(campaign_topic=campaign_topic, ranked=ranked)
@@ -126,7 +140,9 @@ def _round_open(*, campaign_topic: CampaignTopic, stage: int | None = None) -> R
     candidates) finishes the topic instead."""
     campaign = campaign_topic.campaign
     candidates = list(
-        campaign_topic.candidates.filter(is_active=True).order_by("position").values_list("item_id", "item__docid")
+        campaign_topic.candidates.filter(is_active=True)
+        .order_by("position")
+        .values_list("item_id", "item__docid")
     )
     docids = [docid for _, docid in candidates]
     number = campaign_topic.round_number + 1
@@ -163,10 +179,24 @@ def _topic_finish(*, campaign_topic: CampaignTopic, ranked: Sequence[RankedItem]
     campaign_topic.finished_at = timezone.now()
     campaign_topic.assessor = None
     campaign_topic.assessor_lease_until = None
-    campaign_topic.save(update_fields=["state", "finished_at", "assessor", "assessor_lease_until", "updated_at"])
+    campaign_topic.save(
+        update_fields=["state", "finished_at", "assessor", "assessor_lease_until", "updated_at"]
+    )
     campaign = Campaign.objects.select_for_update().get(pk=campaign_topic.campaign_id)
     unfinished = CampaignTopic.objects.filter(campaign=campaign).exclude(state__in=FINISHED_STATES)
     if campaign.status == Campaign.Status.RUNNING and not unfinished.exists():
         campaign.status = Campaign.Status.DONE
         campaign.finished_at = timezone.now()
         campaign.save(update_fields=["status", "finished_at"])
+        campaign_id = campaign.pk
+        transaction.on_commit(lambda: campaign_done_notify(campaign_id=campaign_id))
+
+
+# Scoring belongs to the metrics app, which sits above judging: judging names its task instead of importing it.
+CAMPAIGN_DONE_TASK = "metrics.campaign_scores_compute"
+
+
+def campaign_done_notify(*, campaign_id: int) -> None:
+    """Ask for the finished campaign's runs to be scored (issue 4, item 8), if the metrics task is installed."""
+    if CAMPAIGN_DONE_TASK in current_app.tasks:
+        current_app.tasks[CAMPAIGN_DONE_TASK].delay(campaign_id)

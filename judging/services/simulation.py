@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 
-from judging.engine.oracles import Oracle
+from judging.engine import Oracle
 from judging.models import Campaign, HitSlot, Worker
 from judging.services.campaigns import campaign_advance
 from judging.services.errors import JudgingError
@@ -67,7 +67,9 @@ def campaign_simulate(
                 if not any(counts.values()):
                     campaign.refresh_from_db(fields=["status"])
                     if campaign.status != Campaign.Status.DONE:
-                        raise CampaignStalledError(f"campaign {campaign.name}: nothing to judge and nothing to advance")
+                        raise CampaignStalledError(
+                            f"campaign {campaign.name}: nothing to judge and nothing to advance"
+                        )
             else:
                 if time.monotonic() - idle_since > timeout_seconds:
                     raise CampaignStalledError(f"campaign {campaign.name}: no HIT for {timeout_seconds} s")
@@ -91,7 +93,9 @@ def campaign_simulate(
     return SimulationReport(hits=hits, discarded_hits=discarded, answers=answers, workers=created)
 
 
-def tournament_simulate(*, campaign: Campaign, oracle: Oracle, assessor_username: str = "simulated-assessor") -> int:
+def tournament_simulate(
+    *, campaign: Campaign, oracle: Oracle, assessor_username: str = "simulated-assessor"
+) -> int:
     """Let one simulated dedicated assessor (a user created on first use) judge every tournament pair of the
     campaign with ``oracle``; returns the number of judgments made."""
     assessor, _ = get_user_model().objects.get_or_create(username=assessor_username)
@@ -100,9 +104,13 @@ def tournament_simulate(*, campaign: Campaign, oracle: Oracle, assessor_username
         topic_id = question.campaign_topic.topic.topic_id
         preferred = oracle.prefer(topic_id, question.left.docid, question.right.docid)
         winner, loser = (
-            (question.left, question.right) if preferred == question.left.docid else (question.right, question.left)
+            (question.left, question.right)
+            if preferred == question.left.docid
+            else (question.right, question.left)
         )
-        tournament_judgment_submit(campaign_topic=question.campaign_topic, assessor=assessor, winner=winner, loser=loser)
+        tournament_judgment_submit(
+            campaign_topic=question.campaign_topic, assessor=assessor, winner=winner, loser=loser
+        )
         judgments += 1
     return judgments
 

@@ -13,8 +13,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from judging.engine.elimination import RankedItem
-from judging.engine.tournament import Tournament
+from judging.engine import RankedItem, Tournament
 from judging.models import Campaign, CampaignTopic, TournamentJudgment
 from judging.services.errors import TopicLeasedError, TournamentPairError
 from judging.services.rounds import _topic_finish
@@ -65,7 +64,10 @@ def tournament_next_pair(
         campaign_topic.assessor = assessor
         campaign_topic.assessor_lease_until = now + lease
         campaign_topic.save(update_fields=["assessor", "assessor_lease_until", "updated_at"])
-        items = {item.docid: item for item in Item.objects.filter(collection_id=campaign.collection_id, docid__in=pair)}
+        items = {
+            item.docid: item
+            for item in Item.objects.filter(collection_id=campaign.collection_id, docid__in=pair)
+        }
         return TournamentQuestion(campaign_topic=campaign_topic, left=items[pair[0]], right=items[pair[1]])
 
 
@@ -77,21 +79,27 @@ def tournament_judgment_submit(
     topic when that placed its k-th item. A repeated submit for a pair already judged returns the stored
     judgment (the first answer stands). Raises ``TournamentPairError`` for any other pair and
     ``TopicLeasedError`` if another assessor holds the topic; nothing changes then."""
-    campaign_topic = CampaignTopic.objects.select_for_update().select_related("campaign").get(pk=campaign_topic.pk)
+    campaign_topic = (
+        CampaignTopic.objects.select_for_update().select_related("campaign").get(pk=campaign_topic.pk)
+    )
     existing = TournamentJudgment.objects.filter(
         Q(left=winner, right=loser) | Q(left=loser, right=winner), campaign_topic=campaign_topic
     ).first()
     if existing is not None:
         return existing
     if campaign_topic.state != CampaignTopic.State.TOURNAMENT:
-        raise TournamentPairError(f"topic {campaign_topic.topic_id} of campaign {campaign_topic.campaign} is {campaign_topic.state}")
+        raise TournamentPairError(
+            f"topic {campaign_topic.topic_id} of campaign {campaign_topic.campaign} is {campaign_topic.state}"
+        )
     now = timezone.now()
     if (
         campaign_topic.assessor_id not in (None, assessor.pk)
         and campaign_topic.assessor_lease_until is not None
         and campaign_topic.assessor_lease_until >= now
     ):
-        raise TopicLeasedError(f"topic {campaign_topic.topic_id} is held by another assessor until {campaign_topic.assessor_lease_until}")
+        raise TopicLeasedError(
+            f"topic {campaign_topic.topic_id} is held by another assessor until {campaign_topic.assessor_lease_until}"
+        )
     tournament = Tournament.from_state(campaign_topic.tournament_state)
     pair = tournament.next_pair()
     if pair is None or {winner.docid, loser.docid} != set(pair):
@@ -117,7 +125,9 @@ def _tournament_open(*, campaign_topic: CampaignTopic) -> None:
     campaign = campaign_topic.campaign
     candidates = list(campaign_topic.candidates.order_by("position").values_list("item__docid", flat=True))
     tournament = Tournament.start(
-        candidates, k=campaign.k, rng=tournament_rng(seed=campaign.seed, topic_id=campaign_topic.topic.topic_id)
+        candidates,
+        k=campaign.k,
+        rng=tournament_rng(seed=campaign.seed, topic_id=campaign_topic.topic.topic_id),
     )
     campaign_topic.tournament_state = tournament.to_state()
     campaign_topic.state = CampaignTopic.State.TOURNAMENT
@@ -131,5 +141,8 @@ def _tournament_finish(*, campaign_topic: CampaignTopic, tournament: Tournament)
     wins: dict[str, int] = {}
     for winner, _ in tournament.to_state()["judgments"]:
         wins[winner] = wins.get(winner, 0) + 1
-    ranked = [RankedItem(docid=docid, rank=i + 1, wins=wins.get(docid, 0)) for i, docid in enumerate(tournament.top_k())]
+    ranked = [
+        RankedItem(docid=docid, rank=i + 1, wins=wins.get(docid, 0))
+        for i, docid in enumerate(tournament.top_k())
+    ]
     _topic_finish(campaign_topic=campaign_topic, ranked=ranked)

@@ -1,4 +1,5 @@
-"""Pure evaluation core: numpy/scipy (and pandas' C parser for reading), no Django. Public API in ``__all__``."""
+"""Pure evaluation core: numpy/scipy, plus pandas and pyarrow for reading and ordering runs at C speed; no Django.
+Public API in ``__all__``."""
 
 # Part A: readers, orderings, ideal rankings, compatibility, trec_eval measures, measure registry.
 from metrics.core.evaluate import (
@@ -8,8 +9,8 @@ from metrics.core.evaluate import (
     MeasureFamily,
     Ordering,
     TopicScores,
-    evaluate_runs,
     evaluate_run,
+    evaluate_runs,
     parse_measure,
     register_measure,
     score_matrix,
@@ -106,6 +107,8 @@ from metrics.core.significance import (  # noqa: E402
     kendall_tau,
     pairwise_p_values,
     preference_scores,
+    randomized_hsd,
+    randomized_hsd_scores,
     score_differences,
     sensitivity,
     sign_test,
@@ -135,6 +138,8 @@ __all__ += [
     "ppref",
     "ppref_per_topic",
     "preference_scores",
+    "randomized_hsd",
+    "randomized_hsd_scores",
     "recall_level_weights",
     "relevant_positions",
     "rpp",

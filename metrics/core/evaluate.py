@@ -157,7 +157,8 @@ def _parse_parameter(family: MeasureFamily, text: str) -> float | int:
     try:
         value: float | int = int(text) if family.parameter == "int" else float(text)
     except ValueError:
-        raise ValueError(f"measure {family.name!r}: parameter {text!r} is not {'an integer' if family.parameter == 'int' else 'a number'}") from None
+        kind = "an integer" if family.parameter == "int" else "a number"
+        raise ValueError(f"measure {family.name!r}: parameter {text!r} is not {kind}") from None
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"measure {family.name!r}: parameter {text!r} is not finite")
     problem = family.check(value)

@@ -23,7 +23,6 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
-import pandas as pd
 from scipy import stats
 from scipy.special import expit
 
@@ -268,23 +267,24 @@ def simulation_input(
     grouped by topic, so a perturbation never needs a new alignment). Meta-AP is computed over the same
     runs with the trec_eval ordering, N = 1000."""
     options = options or EvaluationOptions()
-    codes, topic_names = pd.factorize(qrels.topic)
+    topic_names, codes = np.unique(qrels.topic.astype(str), return_inverse=True)
     is_relevant = qrels.value >= options.threshold
     kept_topics = np.flatnonzero(np.bincount(codes[is_relevant], minlength=len(topic_names)) > 0)
     keep_row = np.isin(codes, kept_topics)
     kept = Qrels(topic=qrels.topic[keep_row], docid=qrels.docid[keep_row], value=is_relevant[keep_row].astype(np.float64))
-    kept_codes, kept_names = pd.factorize(kept.topic)
-    topics = list(kept_names)
+    kept_names, kept_codes = np.unique(kept.topic.astype(str), return_inverse=True)
+    topics = [str(name) for name in kept_names]
+    topic_index = {name: i for i, name in enumerate(topics)}
     alignments, rows, columns, meta_positions = [], [], [], []
     for run in runs:
         alignment = align(kept, rank_run(run, ties=measure.family.ordering.ties, duplicates=measure.family.ordering.duplicates))
-        order = _alignment_rows(alignment, kept_codes, topics)
+        order = _alignment_rows(alignment, kept_codes, topic_index)
         alignments.append(alignment)
         rows.append(order)
-        columns.append(np.array([topics.index(t) for t in alignment.topics]))
+        columns.append(np.array([topic_index[t] for t in alignment.topics]))
         trec = align(kept, rank_run(run, ties=DOCID_DESCENDING, duplicates="collapse"))
         position = np.empty(len(kept))
-        position[_alignment_rows(trec, kept_codes, topics)] = np.where(trec.position >= 0, trec.position + 1.0, np.inf)
+        position[_alignment_rows(trec, kept_codes, topic_index)] = np.where(trec.position >= 0, trec.position + 1.0, np.inf)
         meta_positions.append(position)
     binary_options = replace(options, threshold=1.0)
 
@@ -303,11 +303,11 @@ def simulation_input(
     )
 
 
-def _alignment_rows(alignment: Alignment, codes: np.ndarray, topics: list[str]) -> np.ndarray:
+def _alignment_rows(alignment: Alignment, codes: np.ndarray, topic_index: dict[str, int]) -> np.ndarray:
     """For each judged row of the alignment, its qrels row: the alignment groups qrels rows by its own
     topic order and keeps qrels order inside a topic (``metrics.core.ranking.Alignment``)."""
-    rank_of_topic = np.empty(len(topics), dtype=np.int64)
-    rank_of_topic[[topics.index(t) for t in alignment.topics]] = np.arange(len(alignment.topics))
+    rank_of_topic = np.empty(len(topic_index), dtype=np.int64)
+    rank_of_topic[[topic_index[t] for t in alignment.topics]] = np.arange(len(alignment.topics))
     order = np.argsort(rank_of_topic[codes], kind="stable")
     if len(order) != len(alignment.value):
         raise ValueError("the alignment does not cover the qrels rows")

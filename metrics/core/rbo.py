@@ -82,7 +82,9 @@ def compatibility(
     run_position = alignment.position[is_ideal]
     deeper = np.maximum(run_position, ideal[is_ideal])
     contribution = np.where(run_position == NOT_RETRIEVED, 0.0, tail[np.minimum(deeper, depth)])
-    scores = np.bincount(alignment.judged_topic[is_ideal], weights=contribution, minlength=alignment.topic_count)
+    scores = np.bincount(
+        alignment.judged_topic[is_ideal], weights=contribution, minlength=alignment.topic_count
+    )
     scores = scores / weight_total
     if not normalize:
         return scores

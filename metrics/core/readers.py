@@ -1,4 +1,4 @@
-"""Readers for TREC qrels and run files, columnar (numpy arrays, no per-line Python objects).
+"""Readers for TREC qrels and run files into columns (numpy and Arrow arrays, no per-line Python objects).
 
 Formats (whitespace separated: spaces or tabs; blank lines are skipped):
 
@@ -10,14 +10,16 @@ Formats (whitespace separated: spaces or tabs; blank lines are skipped):
 
 Runs are read by Arrow's multi-threaded CSV reader when every line uses one delimiter (one tab or one space
 between fields, the usual case), else by pandas' C parser (any whitespace); run docids stay in Arrow arrays, so
-a run of millions of lines creates no Python object per line. Qrels (small) are read by pandas into numpy. A
-malformed file is re-read line by line only to name the first bad line in a :class:`TrecFormatError`
-(``file:line: problem``).
+a run of millions of lines creates no Python object per line. Qrels (small) are read by pandas into numpy.
+Files ending in ``.gz`` are decompressed. A malformed file is re-read line by line only to name the first bad
+line in a :class:`TrecFormatError` (``file:line: problem``). Blank lines are skipped (the reference crashes).
 """
 
 from __future__ import annotations
 
 import csv
+import gzip
+import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,6 +82,18 @@ class Run:
     docid: pa.Array
     score: np.ndarray
 
+    def __post_init__(self):
+        # Accept lists or numpy arrays too (API callers), stored as the Arrow/numpy types the measures expect.
+        for name in ("topic", "docid"):
+            value = getattr(self, name)
+            if isinstance(value, pa.ChunkedArray):
+                object.__setattr__(self, name, value.combine_chunks())
+            elif not isinstance(value, pa.Array):
+                object.__setattr__(self, name, pa.array([str(v) for v in value], type=pa.string()))
+        object.__setattr__(self, "score", np.asarray(self.score, dtype=np.float64))
+        if not len(self.topic) == len(self.docid) == len(self.score):
+            raise ValueError("topic, docid and score must have the same length")
+
     @classmethod
     def from_records(cls, records, runid: str = "run") -> Run:
         """Build from ``(topic, docid, score)`` tuples in file order (a test and API convenience)."""
@@ -120,7 +134,7 @@ def read_run(path: str | Path) -> Run:
 def _read_run_arrow(path: Path) -> Run | None:
     """The fast path: Arrow's CSV reader with the delimiter of the first line; None when it does not apply."""
     try:
-        with open(path, "rb") as file:
+        with _open_binary(path) as file:
             first_line = file.readline()
     except OSError:
         return None
@@ -132,8 +146,14 @@ def _read_run_arrow(path: Path) -> Run | None:
             read_options=pa_csv.ReadOptions(column_names=list(RUN_COLUMNS)),
             parse_options=pa_csv.ParseOptions(delimiter=delimiter, quote_char=False, ignore_empty_lines=True),
             convert_options=pa_csv.ConvertOptions(
-                column_types={"topic": string, "q0": string, "docid": string, "rank": string,
-                              "score": pa.float64(), "runid": string},
+                column_types={
+                    "topic": string,
+                    "q0": string,
+                    "docid": string,
+                    "rank": string,
+                    "score": pa.float64(),
+                    "runid": string,
+                },
                 include_columns=["topic", "docid", "score", "runid"],
                 strings_can_be_null=False,
                 quoted_strings_can_be_null=False,
@@ -147,11 +167,11 @@ def _read_run_arrow(path: Path) -> Run | None:
     score = table.column("score").combine_chunks()
     if score.null_count or not pc.all(pc.is_finite(score)).as_py():
         return None
-    # A field holding the other delimiter (tab vs space) would hide a wrong field count: check the strings.
+    # An empty field or one holding the other delimiter (tab vs space) would hide a wrong field count.
     other = " " if delimiter == "\t" else "\t"
     for name in ("topic", "docid", "runid"):
         column = table.column(name)
-        if pc.any(pc.match_substring(column, other)).as_py() or pc.any(pc.equal(column, "")).as_py():
+        if pc.min(pc.binary_length(column)).as_py() == 0 or pc.any(pc.match_substring(column, other)).as_py():
             return None
     return Run(
         runid=table.column("runid")[-1].as_py(),
@@ -175,13 +195,15 @@ def _read_columns(path: str | Path, columns: tuple[str, ...], *, float_column: s
     path = Path(path)
     if not path.is_file():
         raise TrecFormatError(path, None, "no such file")
-    dtypes = {name: (np.float64 if name == float_column else str) for name in columns}
+    dtypes = {name: (np.float64 if name == float_column else str) for name in (*columns, "spare")}
     try:
         frame = pd.read_csv(
             path,
             sep=r"\s+",
             header=None,
-            names=list(columns),
+            # One spare column: pandas would silently drop (or index) a field beyond the named ones.
+            names=[*columns, "spare"],
+            index_col=False,
             dtype=dtypes,
             engine="c",
             na_filter=False,  # a docid such as "NA" or "null" is a docid, not a missing value
@@ -195,9 +217,18 @@ def _read_columns(path: str | Path, columns: tuple[str, ...], *, float_column: s
         raise
     last = columns[-1]
     # A short line leaves its trailing string columns empty; a "nan"/"inf" float parses but cannot be ranked.
-    if (frame[last] == "").any() or not np.isfinite(frame[float_column].to_numpy()).all():
+    if (
+        (frame[last] == "").any()
+        or (frame["spare"] != "").any()
+        or not np.isfinite(frame[float_column].to_numpy()).all()
+    ):
         _raise_first_bad_line(path, columns, float_column)
-    return frame
+    return frame.drop(columns="spare")
+
+
+def _open_binary(path: Path):
+    # pandas and Arrow decompress *.gz by extension (TREC distributes runs as input.<runid>.gz); so do we.
+    return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
 
 
 def _raise_first_bad_line(path: Path, columns: tuple[str, ...], float_column: str) -> None:
@@ -205,7 +236,7 @@ def _raise_first_bad_line(path: Path, columns: tuple[str, ...], float_column: st
     float_index = columns.index(float_column)
     kind = "qrels" if len(columns) == len(QRELS_COLUMNS) else "run"
     try:
-        with open(path, encoding="utf-8") as lines:
+        with io.TextIOWrapper(_open_binary(path), encoding="utf-8") as lines:
             for number, line in enumerate(lines, start=1):
                 fields = line.split()
                 if not fields:
@@ -223,7 +254,9 @@ def _raise_first_bad_line(path: Path, columns: tuple[str, ...], float_column: st
                         path, number, f"{float_column} {fields[float_index]!r} is not a number"
                     ) from None
                 if not math.isfinite(number_value):
-                    raise TrecFormatError(path, number, f"{float_column} {fields[float_index]!r} is not finite")
+                    raise TrecFormatError(
+                        path, number, f"{float_column} {fields[float_index]!r} is not finite"
+                    )
     except UnicodeDecodeError as error:
         raise TrecFormatError(path, None, f"not UTF-8 text ({error.reason} at byte {error.start})") from None
     raise TrecFormatError(path, None, f"cannot be read as a {kind} file")

@@ -145,6 +145,62 @@ def bootstrap_ci(
             confidence_level=confidence,
             n_resamples=resamples,
             method="percentile",
+            # resample in batches: all 10,000 resamples of a 200 x 100 matrix at once would take 1.6 GB
+            batch=max(1, 4_000_000 // scores.size),
             rng=np.random.default_rng(seed),
         )
     return np.column_stack([result.confidence_interval.low, result.confidence_interval.high])
+
+
+def _permutation_batches(topics: int, runs: int, resamples: int, seed: int, cells: int):
+    """Yield batches of per-topic permutations of the run labels, shape (batch, topics, runs), seeded."""
+    rng = np.random.default_rng(seed)
+    batch = max(1, 2_000_000 // max(cells, 1))
+    for start in range(0, resamples, batch):
+        size = min(batch, resamples - start)
+        yield rng.permuted(np.broadcast_to(np.arange(runs), (size, topics, runs)), axis=2)
+
+
+def randomized_hsd(preferences: np.ndarray, *, resamples: int = 10_000, seed: int = 0) -> np.ndarray:
+    """Randomized Tukey HSD (Carterette 2012; [RPP] and [LP] Tables 3-4), on a per-topic preference tensor
+    ``(Q, K, K)``: each resample permutes the run labels independently within every topic and records
+    ``D_b = max_{a,b} |mean_q P'[q, a, b]|``; then ``p(a, b) = #{b : D_b >= |mean_q P[q, a, b]|} / B``
+    (measures.md 5.3 and A7). For score differences (``score_differences``) ``D_b`` is the largest minus
+    the smallest permuted run mean, i.e. the metric version; with K = 2 it is the sign-flip randomization
+    test. Family-wise by construction (no further correction). Returns a symmetric ``(K, K)`` matrix,
+    ``nan`` diagonal. Seeded; memory is bounded by resampling in batches."""
+    preferences = _finite("preferences", preferences)
+    topics, runs, _ = preferences.shape
+    if resamples < 1:
+        raise ValueError(f"resamples must be at least 1, not {resamples}")
+    observed = np.abs(preferences.mean(axis=0)) if topics else np.zeros((runs, runs))
+    exceed = np.zeros((runs, runs))
+    topic_index = np.arange(topics)[None, :, None, None]
+    for permutations in _permutation_batches(topics, runs, resamples, seed, topics * runs * runs):
+        permuted = preferences[topic_index, permutations[:, :, :, None], permutations[:, :, None, :]]
+        largest = np.abs(permuted.mean(axis=1)).max(axis=(1, 2))
+        # a permutation equal to the identity must count: allow for rounding in the means
+        exceed += (largest[:, None, None] >= observed[None] - 1e-12).sum(axis=0)
+    p_values = exceed / resamples
+    np.fill_diagonal(p_values, np.nan)
+    return p_values
+
+
+def randomized_hsd_scores(scores: np.ndarray, *, resamples: int = 10_000, seed: int = 0) -> np.ndarray:
+    """``randomized_hsd`` of a score matrix ``(Q, K)`` without building the ``(Q, K, K)`` differences:
+    ``D_b = max_k mean'_k - min_k mean'_k``. Same permutations for the same seed, so the same p-values."""
+    scores = _finite("scores", scores)
+    topics, runs = scores.shape
+    if resamples < 1:
+        raise ValueError(f"resamples must be at least 1, not {resamples}")
+    means = scores.mean(axis=0) if topics else np.zeros(runs)
+    observed = np.abs(means[:, None] - means[None, :])
+    exceed = np.zeros((runs, runs))
+    topic_index = np.arange(topics)[None, :, None]
+    for permutations in _permutation_batches(topics, runs, resamples, seed, topics * runs * runs):
+        permuted_means = scores[topic_index, permutations].mean(axis=1)
+        largest = permuted_means.max(axis=1) - permuted_means.min(axis=1)
+        exceed += (largest[:, None, None] >= observed[None] - 1e-12).sum(axis=0)
+    p_values = exceed / resamples
+    np.fill_diagonal(p_values, np.nan)
+    return p_values

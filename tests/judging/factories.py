@@ -32,7 +32,10 @@ class WorkerFactory(factory.django.DjangoModelFactory):
 
 
 def collection_with_grades(
-    grades: Mapping[str, Mapping[str, float]], *, name: str = "tiny", conversations: Mapping[str, str] | None = None
+    grades: Mapping[str, Mapping[str, float]],
+    *,
+    name: str = "tiny",
+    conversations: Mapping[str, str] | None = None,
 ) -> Collection:
     """A collection whose topics, items and graded judgments are ``{topic_id: {docid: grade}}``, judgments
     created in the mapping's order (the order thinning keeps). ``conversations`` sets topics' conversation ids."""
@@ -45,16 +48,23 @@ def collection_with_grades(
     conversations = conversations or {}
     for topic_id, topic_grades in grades.items():
         topic = Topic.objects.create(
-            collection=collection, topic_id=topic_id, question=f"question {topic_id}?",
+            collection=collection,
+            topic_id=topic_id,
+            question=f"question {topic_id}?",
             conversation_id=conversations.get(topic_id, ""),
         )
         GradedJudgment.objects.bulk_create(
-            [GradedJudgment(topic=topic, item=items[docid], grade=grade) for docid, grade in topic_grades.items()]
+            [
+                GradedJudgment(topic=topic, item=items[docid], grade=grade)
+                for docid, grade in topic_grades.items()
+            ]
         )
     return collection
 
 
-def graded_pool(topic_prefix: str, relevant: int, nonrelevant: int = 3, *, grade: float = 3) -> dict[str, float]:
+def graded_pool(
+    topic_prefix: str, relevant: int, nonrelevant: int = 3, *, grade: float = 3
+) -> dict[str, float]:
     """``relevant`` items of ``grade`` and ``nonrelevant`` items of grade 0 named after the topic:
     ``{prefix}-r00..`` and ``{prefix}-n00..``."""
     pool = {f"{topic_prefix}-r{i:02d}": grade for i in range(relevant)}
@@ -69,7 +79,9 @@ def judge_round(round, winner_of) -> None:
 
     pairs = list(Pair.objects.filter(round=round).select_related("left", "right"))
     for pair in pairs:
-        pair.winner = pair.left if winner_of(pair.left.docid, pair.right.docid) == pair.left.docid else pair.right
+        pair.winner = (
+            pair.left if winner_of(pair.left.docid, pair.right.docid) == pair.left.docid else pair.right
+        )
     Pair.objects.bulk_update(pairs, ["winner"])
 
 

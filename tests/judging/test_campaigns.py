@@ -1,13 +1,20 @@
 """Campaign creation (parameter rules, database constraints) and start (thinning, first state per topic)."""
 
+import math
 from decimal import Decimal
 
 import pytest
 from django.db import IntegrityError, transaction
 
 from judging.models import Campaign, CampaignTopic, Candidate, Pair, Round
-from judging.services import CampaignConfigError, CampaignStateError, campaign_create, campaign_start
-from tests.judging.factories import CampaignFactory, collection_with_grades, graded_pool
+from judging.services import (
+    CampaignConfigError,
+    CampaignStateError,
+    campaign_advance,
+    campaign_create,
+    campaign_start,
+)
+from tests.judging.factories import CampaignFactory, collection_with_grades, graded_pool, judge_round
 from tests.pools.factories import CollectionFactory
 
 
@@ -26,13 +33,22 @@ def test_campaign_create_defaults_are_the_papers():
 @pytest.mark.django_db
 @pytest.mark.parametrize(
     ("k", "final_stage_size", "opponents", "message"),
-    [(5, 9, 9, "F > P > k"), (5, 9, 5, "F > P > k"), (0, 9, 7, "k must be at least 1"), (5, 6, 7, "F > P > k")],
+    [
+        (5, 9, 9, "F > P > k"),
+        (5, 9, 5, "F > P > k"),
+        (0, 9, 7, "k must be at least 1"),
+        (5, 6, 7, "F > P > k"),
+    ],
 )
-def test_campaign_create_refuses_parameters_breaking_f_above_p_above_k(k, final_stage_size, opponents, message):
+def test_campaign_create_refuses_parameters_breaking_f_above_p_above_k(
+    k, final_stage_size, opponents, message
+):
     collection = CollectionFactory()
 
     with pytest.raises(CampaignConfigError, match=message):
-        campaign_create(collection=collection, name="bad", k=k, final_stage_size=final_stage_size, opponents=opponents)
+        campaign_create(
+            collection=collection, name="bad", k=k, final_stage_size=final_stage_size, opponents=opponents
+        )
 
     assert Campaign.objects.count() == 0
 
@@ -51,7 +67,8 @@ def test_campaign_create_refuses_negative_pay_and_unknown_culling():
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
-    "fields", [{"k": 0}, {"opponents": 5}, {"final_stage_size": 7}, {"preferences_per_hit": 0}, {"budget_usd": -1}]
+    "fields",
+    [{"k": 0}, {"opponents": 5}, {"final_stage_size": 7}, {"preferences_per_hit": 0}, {"budget_usd": -1}],
 )
 def test_database_constraints_hold_without_the_service(fields):
     with pytest.raises(IntegrityError), transaction.atomic():
@@ -74,12 +91,19 @@ def test_campaign_start_puts_each_topic_in_its_first_state():
     campaign = campaign_start(campaign=campaign)
 
     states = dict(CampaignTopic.objects.filter(campaign=campaign).values_list("topic__topic_id", "state"))
-    assert states == {"1_1": "stage_1", "1_2": "stage_2", "1_3": "nothing_to_judge", "1_4": "nothing_to_judge"}
+    assert states == {
+        "1_1": "stage_1",
+        "1_2": "stage_2",
+        "1_3": "nothing_to_judge",
+        "1_4": "nothing_to_judge",
+    }
     assert campaign.status == "running" and campaign.started_at is not None
     # stage 1 on 10 candidates with P=7: 10*7/2 = 35 pairs; stage 2 on 9: C(9,2) = 36 pairs
     counts = {
         round.campaign_topic.topic.topic_id: round.pairs.count()
-        for round in Round.objects.filter(campaign_topic__campaign=campaign).select_related("campaign_topic__topic")
+        for round in Round.objects.filter(campaign_topic__campaign=campaign).select_related(
+            "campaign_topic__topic"
+        )
     }
     assert counts == {"1_1": 35, "1_2": 36}
     single = Candidate.objects.get(campaign_topic__topic__topic_id="1_3")
@@ -89,14 +113,36 @@ def test_campaign_start_puts_each_topic_in_its_first_state():
 @pytest.mark.django_db
 def test_campaign_start_thins_whole_grades_until_k():
     # Given 2 items of grade 4, 2 of grade 3 and 4 of grade 2: thinning at k=5 keeps grades 4, 3 and 2
-    grades = {"f4a": 4, "f4b": 4, "h3a": 3, "h3b": 3, "m2a": 2, "m2b": 2, "m2c": 2, "m2d": 2, "s1": 1, "n0": 0}
+    grades = {
+        "f4a": 4,
+        "f4b": 4,
+        "h3a": 3,
+        "h3b": 3,
+        "m2a": 2,
+        "m2b": 2,
+        "m2c": 2,
+        "m2d": 2,
+        "s1": 1,
+        "n0": 0,
+    }
     collection = collection_with_grades({"1_1": grades})
     campaign = campaign_create(collection=collection, name="c")
 
     campaign_start(campaign=campaign)
 
-    kept = list(Candidate.objects.filter(campaign_topic__campaign=campaign).values_list("item__docid", "position"))
-    assert kept == [("f4a", 0), ("f4b", 1), ("h3a", 2), ("h3b", 3), ("m2a", 4), ("m2b", 5), ("m2c", 6), ("m2d", 7)]
+    kept = list(
+        Candidate.objects.filter(campaign_topic__campaign=campaign).values_list("item__docid", "position")
+    )
+    assert kept == [
+        ("f4a", 0),
+        ("f4b", 1),
+        ("h3a", 2),
+        ("h3b", 3),
+        ("m2a", 4),
+        ("m2b", 5),
+        ("m2c", 6),
+        ("m2d", 7),
+    ]
 
 
 @pytest.mark.django_db
@@ -104,11 +150,15 @@ def test_campaign_start_twice_changes_nothing():
     collection = collection_with_grades({"1_1": graded_pool("a", 12), "1_2": graded_pool("b", 4)})
     campaign = campaign_create(collection=collection, name="c")
     campaign_start(campaign=campaign)
-    before = sorted(Pair.objects.values_list("round__campaign_topic__topic__topic_id", "left__docid", "right__docid"))
+    before = sorted(
+        Pair.objects.values_list("round__campaign_topic__topic__topic_id", "left__docid", "right__docid")
+    )
 
     campaign_start(campaign=campaign)
 
-    after = sorted(Pair.objects.values_list("round__campaign_topic__topic__topic_id", "left__docid", "right__docid"))
+    after = sorted(
+        Pair.objects.values_list("round__campaign_topic__topic__topic_id", "left__docid", "right__docid")
+    )
     assert after == before and Round.objects.count() == 2 and CampaignTopic.objects.count() == 2
 
 
@@ -130,3 +180,42 @@ def test_campaign_of_nothing_to_judge_is_done_at_start():
     campaign = campaign_start(campaign=campaign_create(collection=collection, name="c"))
 
     assert campaign.status == "done" and campaign.finished_at is not None
+
+
+@pytest.mark.django_db
+def test_campaign_advance_resumes_where_lost_tasks_left_off():
+    # Given round 1 fully judged but its close task lost, as after a crash (on-commit tasks never ran here)
+    collection = collection_with_grades({"1_1": graded_pool("a", 12), "1_2": graded_pool("b", 6)})
+    campaign = campaign_start(campaign=campaign_create(collection=collection, name="c", seed=4))
+    judge_round(Round.objects.get(campaign_topic__topic__topic_id="1_1"), lambda a, b: min(a, b))
+
+    counts = campaign_advance(campaign=campaign)
+
+    queued = Pair.objects.filter(winner__isnull=True).count()  # 1_2's stage 2 and 1_1's round 2
+    assert counts == {
+        "rounds_opened": 0,
+        "rounds_closed": 1,
+        "hits_expired": 0,
+        "hits_built": math.ceil(queued / 10),
+    }
+    assert Round.objects.filter(campaign_topic__topic__topic_id="1_1").count() == 2
+    assert campaign_advance(campaign=campaign) == dict.fromkeys(counts, 0)
+
+
+@pytest.mark.django_db
+def test_a_lost_round_is_regenerated_with_the_same_pairs():
+    collection = collection_with_grades({"1_1": graded_pool("a", 12)})
+    campaign = campaign_start(campaign=campaign_create(collection=collection, name="c", seed=4))
+    pairs = sorted(Pair.objects.values_list("left__docid", "right__docid"))
+    topic = CampaignTopic.objects.get()
+    Round.objects.all().delete()
+    CampaignTopic.objects.update(round_number=0)
+
+    counts = campaign_advance(campaign=campaign)
+
+    assert (
+        counts["rounds_opened"] == 1
+        and sorted(Pair.objects.values_list("left__docid", "right__docid")) == pairs
+    )
+    topic.refresh_from_db()
+    assert topic.round_number == 1 and topic.state == "stage_1"

@@ -35,22 +35,18 @@ pytestmark = [
 ]
 
 
-def test_broker_url() -> str:
+def isolated_broker_url() -> str:
     parts = urlsplit(os.environ["REDIS_URL"])
     return urlunsplit((parts.scheme, parts.netloc, f"/{TEST_REDIS_DB}", parts.query, parts.fragment))
 
 
-def test_database_url() -> str:
+def worker_database_url() -> str:
     settings = connection.settings_dict
     user = settings["USER"] or ""
     password = f":{settings['PASSWORD']}" if settings["PASSWORD"] else ""
     host = settings["HOST"] or "127.0.0.1"
     port = settings["PORT"] or "5432"
     return f"postgres://{user}{password}@{host}:{port}/{settings['NAME']}"
-
-
-test_broker_url.__test__ = False  # helpers, not tests
-test_database_url.__test__ = False
 
 
 def reset_broker_connections() -> None:
@@ -61,27 +57,43 @@ def reset_broker_connections() -> None:
 
 
 @pytest.fixture
-def celery_worker_process(transactional_db):
+def celery_worker_process(transactional_db, tmp_path):
     """Point this process's Celery app at the broker (not eager) and start a worker on the test database."""
-    broker_url = test_broker_url()
+    broker_url = isolated_broker_url()
     saved = {key: app.conf[key] for key in ("task_always_eager", "broker_url")}
     app.conf.update(task_always_eager=False, broker_url=broker_url)
     reset_broker_connections()
     app.control.purge()
     env = os.environ | {
         "DJANGO_SETTINGS_MODULE": "config.settings",
-        "DATABASE_URL": test_database_url(),
+        "DATABASE_URL": worker_database_url(),
         "REDIS_URL": broker_url,
         "DATABASE_CONN_MAX_AGE": "0",
     }
+    log = (tmp_path / "worker.log").open("w")
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "--concurrency=2", "--loglevel=WARNING", "--without-heartbeat", "--without-gossip", "--without-mingle"],
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "--concurrency=2",
+            "--loglevel=WARNING",
+            "--without-heartbeat",
+            "--without-gossip",
+            "--without-mingle",
+        ],
         cwd=REPO_DIR,
         env=env,
-        stdout=subprocess.PIPE,
+        # A file, not a pipe: nobody reads while the test runs, and a full pipe would block the worker.
+        stdout=log,
         stderr=subprocess.STDOUT,
         text=True,
+        start_new_session=True,  # its own process group, so its prefork children can be killed with it
     )
+    log.close()  # the worker has its own copy
     try:
         yield process
     finally:
@@ -89,7 +101,7 @@ def celery_worker_process(transactional_db):
         try:
             process.wait(timeout=30)
         except subprocess.TimeoutExpired:
-            process.kill()
+            os.killpg(process.pid, signal.SIGKILL)
             process.wait()
         app.control.purge()
         app.conf.update(**saved)
@@ -99,7 +111,10 @@ def celery_worker_process(transactional_db):
 def test_a_real_worker_runs_a_small_campaign_to_completion(celery_worker_process):
     # Given a stage-1 topic (12 candidates), a stage-2 topic (6) and a nothing-to-judge topic (1)
     grades = {"1_1": graded_pool("a", 12), "1_2": graded_pool("b", 6), "1_3": graded_pool("c", 1)}
-    values = {topic: {docid: 100.0 - i for i, docid in enumerate(pool) if pool[docid] > 0} for topic, pool in grades.items()}
+    values = {
+        topic: {docid: 100.0 - i for i, docid in enumerate(pool) if pool[docid] > 0}
+        for topic, pool in grades.items()
+    }
     collection = collection_with_grades(grades)
     campaign = campaign_create(collection=collection, name="worker", seed=6)
 
@@ -107,15 +122,24 @@ def test_a_real_worker_runs_a_small_campaign_to_completion(celery_worker_process
     campaign_start_task.delay(campaign.pk)
     started = time.monotonic()
     while not Hit.objects.filter(campaign=campaign).exists():
-        assert celery_worker_process.poll() is None, celery_worker_process.stdout.read()
+        assert celery_worker_process.poll() is None, "the worker died: see worker.log in the test's tmp_path"
         assert time.monotonic() - started < 60, "the worker built no HIT within 60 s"
         time.sleep(0.1)
-    report = campaign_simulate(campaign=campaign, oracle=PerfectOracle(values), drive=False, timeout_seconds=60)
+    report = campaign_simulate(
+        campaign=campaign, oracle=PerfectOracle(values), drive=False, timeout_seconds=60
+    )
 
     # Then the worker closed every round and the campaign finished with the oracle's best first
     campaign.refresh_from_db()
     assert campaign.status == Campaign.Status.DONE
-    assert set(CampaignTopic.objects.filter(campaign=campaign).values_list("state", flat=True)) == {"done", "nothing_to_judge"}
+    assert set(CampaignTopic.objects.filter(campaign=campaign).values_list("state", flat=True)) == {
+        "done",
+        "nothing_to_judge",
+    }
     ranked = campaign_ranked(campaign=campaign)
-    assert {topic: items[0].docid for topic, items in ranked.items()} == {"1_1": "a-r00", "1_2": "b-r00", "1_3": "c-r00"}
+    assert {topic: items[0].docid for topic, items in ranked.items()} == {
+        "1_1": "a-r00",
+        "1_2": "b-r00",
+        "1_3": "c-r00",
+    }
     assert report.discarded_hits == 0 and report.hits == Hit.objects.filter(campaign=campaign).count()

@@ -8,14 +8,16 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection, connections
 
-from judging.models import CampaignTopic, Candidate, HitSlot, Round
+from judging.models import CampaignTopic, Candidate, HitSlot, Pair, Round
 from judging.services import (
+    AssignmentClosedError,
     assignment_start,
     assignment_submit,
     campaign_create,
     campaign_start,
     hit_assign_next,
     hit_build,
+    hit_expire,
     round_close_if_complete,
     tournament_next_pair,
 )
@@ -58,7 +60,10 @@ def test_concurrent_closes_of_a_complete_round_advance_it_once():
     assert sorted(results) == [False, False, False, True]
     assert Round.objects.filter(campaign_topic__campaign=campaign).count() == 2
     assert CampaignTopic.objects.get().round_number == 2
-    assert Candidate.objects.filter(culled_in_round=1).count() == 12 - Candidate.objects.filter(is_active=True).count()
+    assert (
+        Candidate.objects.filter(culled_in_round=1).count()
+        == 12 - Candidate.objects.filter(is_active=True).count()
+    )
 
 
 @pytest.mark.django_db(transaction=True)
@@ -80,7 +85,10 @@ def test_two_hits_finishing_a_round_at_once_advance_it_once():
 
     # When the last two are submitted at the same moment (each enqueues the round's close on commit)
     results = run_together(
-        [lambda a=a, h=h: assignment_submit(assignment=a, winners=honest(h)) for h, a in zip(hits[-2:], assignments[-2:], strict=True)]
+        [
+            lambda a=a, h=h: assignment_submit(assignment=a, winners=honest(h))
+            for h, a in zip(hits[-2:], assignments[-2:], strict=True)
+        ]
     )
 
     assert all(result.status == "accepted" for result in results)
@@ -109,10 +117,45 @@ def test_concurrent_assessors_never_receive_the_same_pair():
     campaign = campaign_start(campaign=campaign_create(collection=collection, name="t", mode="tournament"))
     assessors = [get_user_model().objects.create(username=f"assessor{i}") for i in range(6)]
 
-    results = run_together([lambda a=a: tournament_next_pair(campaign=campaign, assessor=a) for a in assessors])
+    results = run_together(
+        [lambda a=a: tournament_next_pair(campaign=campaign, assessor=a) for a in assessors]
+    )
 
     questions = [result for result in results if result is not None]
     assert not any(isinstance(result, Exception) for result in results)
     assert len(questions) == 4 and len({q.campaign_topic.pk for q in questions}) == 4
     held = CampaignTopic.objects.filter(assessor__isnull=False).values_list("assessor_id", flat=True)
     assert len(set(held)) == 4
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_submit_racing_an_expiry_ends_in_exactly_one_of_them():
+    collection = collection_with_grades({"1_1": graded_pool("a", 9), "1_2": graded_pool("b", 9)})
+    campaign = campaign_start(campaign=campaign_create(collection=collection, name="c"))
+    hits = list(campaign.hits.order_by("number")) or hit_build(campaign=campaign)
+    assignments = [assignment_start(hit=hit, worker=WorkerFactory()) for hit in hits]
+    answers = [
+        {slot.position: slot.expected_winner_id or slot.left_id for slot in HitSlot.objects.filter(hit=hit)}
+        for hit in hits
+    ]
+
+    results = run_together(
+        [
+            lambda a=a, w=w: assignment_submit(assignment=a, winners=w)
+            for a, w in zip(assignments, answers, strict=True)
+        ]
+        + [lambda h=h: hit_expire(hit=h) for h in hits]
+    )
+
+    submits, expiries = results[: len(hits)], results[len(hits) :]
+    for hit, submit, expiry in zip(hits, submits, expiries, strict=True):
+        hit.refresh_from_db()
+        assert not isinstance(expiry, Exception)
+        if isinstance(submit, AssignmentClosedError):
+            assert hit.status == "expired" and not Pair.objects.filter(hit=hit).exists()
+        else:
+            assert submit.status == "accepted" and hit.status == "accepted"
+            assert (
+                Pair.objects.filter(hit=hit, winner__isnull=False).count()
+                == HitSlot.objects.filter(hit=hit, is_challenge=False).count()
+            )

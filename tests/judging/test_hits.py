@@ -3,11 +3,13 @@ discarded or expired HITs."""
 
 from collections import Counter
 from datetime import timedelta
+from decimal import Decimal
 
 import pytest
 from django.utils import timezone
 
 from judging.models import Assignment, Hit, HitSlot, Pair
+from judging.selectors import hit_slot_list_for_worker
 from judging.services import (
     assignment_start,
     campaign_create,
@@ -34,13 +36,21 @@ def test_hit_build_packs_queued_pairs_of_all_topics_into_10_plus_3():
 
     assert [hit.number for hit in hits] == [1, 2, 3, 4, 5, 6]
     shapes = [
-        (HitSlot.objects.filter(hit=hit, is_challenge=False).count(), HitSlot.objects.filter(hit=hit, is_challenge=True).count())
+        (
+            HitSlot.objects.filter(hit=hit, is_challenge=False).count(),
+            HitSlot.objects.filter(hit=hit, is_challenge=True).count(),
+        )
         for hit in hits
     ]
     assert shapes == [(10, 3)] * 5 + [(1, 3)]
     assert Pair.objects.filter(hit__isnull=True).count() == 0
     # every pair sits in exactly one slot, and positions are 0..12 in every full HIT
-    assert Counter(HitSlot.objects.filter(is_challenge=False).values_list("pair_id", flat=True)).most_common(1)[0][1] == 1
+    assert (
+        Counter(HitSlot.objects.filter(is_challenge=False).values_list("pair_id", flat=True)).most_common(1)[
+            0
+        ][1]
+        == 1
+    )
     assert sorted(HitSlot.objects.filter(hit=hits[0]).values_list("position", flat=True)) == list(range(13))
     topics = set(HitSlot.objects.filter(is_challenge=False).values_list("topic__topic_id", flat=True))
     assert topics == {"1_1", "1_2"}
@@ -66,10 +76,14 @@ def test_challenges_pit_a_current_candidate_against_a_grade_0_item_of_the_topic(
 
     hit_build(campaign=campaign)
 
-    challenges = list(HitSlot.objects.filter(is_challenge=True).select_related("left", "right", "expected_winner"))
+    challenges = list(
+        HitSlot.objects.filter(is_challenge=True).select_related("left", "right", "expected_winner")
+    )
     assert len(challenges) == 12
     for slot in challenges:
-        expected, other = (slot.left, slot.right) if slot.expected_winner_id == slot.left_id else (slot.right, slot.left)
+        expected, other = (
+            (slot.left, slot.right) if slot.expected_winner_id == slot.left_id else (slot.right, slot.left)
+        )
         assert slot.expected_winner_id in (slot.left_id, slot.right_id)
         assert expected.docid.startswith("a-r") and other.docid.startswith("a-n")
 
@@ -77,13 +91,19 @@ def test_challenges_pit_a_current_candidate_against_a_grade_0_item_of_the_topic(
 @pytest.mark.django_db
 def test_challenges_fall_back_to_the_conversation_then_to_none():
     # 1_1 has no grade-0 item but its conversation sibling 1_2 has; 2_1 has none anywhere in conversation 2
-    grades = {"1_1": graded_pool("a", 9, nonrelevant=0), "1_2": graded_pool("b", 1, nonrelevant=2), "2_1": graded_pool("c", 9, nonrelevant=0)}
+    grades = {
+        "1_1": graded_pool("a", 9, nonrelevant=0),
+        "1_2": graded_pool("b", 1, nonrelevant=2),
+        "2_1": graded_pool("c", 9, nonrelevant=0),
+    }
     campaign = start(grades, conversations={"1_1": "1", "1_2": "1", "2_1": "2"}, preferences_per_hit=36)
 
     hits = hit_build(campaign=campaign)
 
     by_topic = {
-        HitSlot.objects.filter(hit=hit, is_challenge=False).values_list("topic__topic_id", flat=True).first(): hit
+        HitSlot.objects.filter(hit=hit, is_challenge=False)
+        .values_list("topic__topic_id", flat=True)
+        .first(): hit
         for hit in hits
     }
     fallback = HitSlot.objects.filter(hit=by_topic["1_1"], is_challenge=True).select_related("left", "right")
@@ -126,9 +146,11 @@ def test_closing_an_open_hit_requeues_its_pairs(close, status):
     assert closed.status == status and assignment.status == status
     assert set(Pair.objects.filter(hit__isnull=True).values_list("pk", flat=True)) == pair_ids
     rebuilt = hit_build(campaign=campaign)
-    assert len(rebuilt) == 1 and set(
-        HitSlot.objects.filter(hit=rebuilt[0], pair__isnull=False).values_list("pair_id", flat=True)
-    ) == pair_ids
+    assert (
+        len(rebuilt) == 1
+        and set(HitSlot.objects.filter(hit=rebuilt[0], pair__isnull=False).values_list("pair_id", flat=True))
+        == pair_ids
+    )
 
 
 @pytest.mark.django_db
@@ -155,3 +177,30 @@ def test_hit_expire_overdue_expires_only_hits_past_their_deadline():
     assert [hit.pk for hit in expired] == [hits[0].pk]
     assert sorted(Hit.objects.values_list("status", flat=True)) == ["expired", "open", "open", "open"]
     assert Assignment.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_hit_build_stops_at_the_budget():
+    # Given $12.00 at $2.40 per HIT: 5 HITs, for a queue that needs 8
+    campaign = start({"1_1": graded_pool("a", 9), "1_2": graded_pool("b", 9)}, budget_usd=Decimal("12.00"))
+
+    first = hit_build(campaign=campaign)
+    hit_expire(hit=first[0])
+    second = hit_build(campaign=campaign)
+
+    assert len(first) == 5 and len(second) == 1
+    assert Hit.objects.exclude(status="expired").count() == 5
+
+
+@pytest.mark.django_db
+def test_what_a_worker_sees_does_not_reveal_challenges():
+    campaign = start({"1_1": graded_pool("a", 9)})
+    hit = hit_build(campaign=campaign)[0]
+
+    shown = hit_slot_list_for_worker(hit=hit)
+
+    assert [slot["position"] for slot in shown] == list(range(13))
+    assert {key for slot in shown for key in slot} == {"position", "question", "left", "right"}
+    assert {slot["question"] for slot in shown} == {"question 1_1?"}
+    stored = {s.position: (s.left_id, s.right_id) for s in HitSlot.objects.filter(hit=hit)}
+    assert {slot["position"]: (slot["left"]["item_id"], slot["right"]["item_id"]) for slot in shown} == stored

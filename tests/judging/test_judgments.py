@@ -20,6 +20,8 @@ from judging.services import (
     hit_expire,
     judgment_submit,
     round_close_if_complete,
+    worker_exclude,
+    worker_get_or_create,
 )
 from tests.judging.factories import WorkerFactory, collection_with_grades, graded_pool
 
@@ -37,7 +39,9 @@ def honest_answers(hit, *, fail_challenges=0):
     for slot in HitSlot.objects.filter(hit=hit).select_related("left", "right").order_by("position"):
         if slot.is_challenge:
             if failed < fail_challenges:
-                winners[slot.position] = slot.right_id if slot.expected_winner_id == slot.left_id else slot.left_id
+                winners[slot.position] = (
+                    slot.right_id if slot.expected_winner_id == slot.left_id else slot.left_id
+                )
                 failed += 1
             else:
                 winners[slot.position] = slot.expected_winner_id
@@ -68,7 +72,13 @@ def test_judgment_submit_refuses_an_item_not_shown_and_a_slot_of_another_hit():
     foreign = HitSlot.objects.filter(hit=other).first()
 
     with pytest.raises(InvalidWinnerError):
-        judgment_submit(assignment=assignment, slot=slot, winner_id=foreign.left_id if foreign.left_id not in (slot.left_id, slot.right_id) else foreign.right_id)
+        judgment_submit(
+            assignment=assignment,
+            slot=slot,
+            winner_id=foreign.left_id
+            if foreign.left_id not in (slot.left_id, slot.right_id)
+            else foreign.right_id,
+        )
     with pytest.raises(SlotMismatchError):
         judgment_submit(assignment=assignment, slot=foreign, winner_id=foreign.left_id)
 
@@ -88,7 +98,9 @@ def test_answering_every_slot_one_by_one_counts_the_hit():
     hit.refresh_from_db()
     assert assignment.status == "accepted" and assignment.is_paid and hit.status == "accepted"
     judged = {pair.pk: pair.winner_id for pair in Pair.objects.filter(hit=hit)}
-    expected = {slot.pair_id: winners[slot.position] for slot in HitSlot.objects.filter(hit=hit, is_challenge=False)}
+    expected = {
+        slot.pair_id: winners[slot.position] for slot in HitSlot.objects.filter(hit=hit, is_challenge=False)
+    }
     assert judged == expected
 
 
@@ -215,4 +227,22 @@ def test_counted_hits_completing_a_round_let_it_close():
     assert round_close_if_complete(round=round) is True
     campaign.refresh_from_db()
     assert campaign.status == "done"
-    assert Worker.objects.filter(is_excluded=True).count() == 0 and Hit.objects.filter(status="accepted").count() == 2
+    assert (
+        Worker.objects.filter(is_excluded=True).count() == 0
+        and Hit.objects.filter(status="accepted").count() == 2
+    )
+
+
+@pytest.mark.django_db
+def test_worker_exclude_keeps_the_first_reason_and_bars_new_hits():
+    hit = first_hit()
+    worker = worker_get_or_create(provider="mturk", external_id="A1B2")
+
+    worker_exclude(worker=worker, reason="spam")
+    again = worker_exclude(worker=worker, reason="later")
+
+    assert (again.is_excluded, again.exclusion_reason) == (True, "spam")
+    assert worker_get_or_create(provider="mturk", external_id="A1B2").pk == worker.pk
+    with pytest.raises(WorkerExcludedError):
+        hit_assign_next(campaign=hit.campaign, worker=worker)
+    assert Assignment.objects.count() == 0

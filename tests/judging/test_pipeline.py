@@ -47,7 +47,12 @@ def engine_crowd(pools, oracle, params, seed):
         number, stage = 0, None
         while True:
             number += 1
-            plan = crowd_round_plan(candidates, params=params, rng=round_rng(seed=seed, topic_id=topic, number=number), stage=stage)
+            plan = crowd_round_plan(
+                candidates,
+                params=params,
+                rng=round_rng(seed=seed, topic_id=topic, number=number),
+                stage=stage,
+            )
             outcomes = [(w, b if w == a else a) for a, b in plan.pairs for w in [oracle.prefer(topic, a, b)]]
             judgments += len(outcomes)
             if plan.stage == 2:
@@ -89,8 +94,12 @@ def test_crowd_campaign_matches_simulate_crowd_where_no_pool_needs_stage_1():
     engine = simulate_crowd(small, oracle, params=CrowdParams(), rng=random.Random(1))
 
     ranked = campaign_ranked(campaign=campaign)
-    assert {topic: ranked.get(topic, []) for topic in small} == {t: o.ranked for t, o in engine.topics.items()}
-    stage2 = Pair.objects.filter(round__campaign_topic__topic__topic_id__in=small, winner__isnull=False).count()
+    assert {topic: ranked.get(topic, []) for topic in small} == {
+        t: o.ranked for t, o in engine.topics.items()
+    }
+    stage2 = Pair.objects.filter(
+        round__campaign_topic__topic__topic_id__in=small, winner__isnull=False
+    ).count()
     assert stage2 == engine.judgments
 
 
@@ -98,13 +107,17 @@ def test_crowd_campaign_matches_simulate_crowd_where_no_pool_needs_stage_1():
 def test_tournament_campaign_reproduces_the_engine_for_the_same_seed():
     collection, grades, values = tiny_collection()
     oracle = PerfectOracle(values)
-    campaign = campaign_start(campaign=campaign_create(collection=collection, name="t", mode="tournament", seed=9))
+    campaign = campaign_start(
+        campaign=campaign_create(collection=collection, name="t", mode="tournament", seed=9)
+    )
 
     judgments = tournament_simulate(campaign=campaign, oracle=oracle)
 
     expected, expected_judgments = {}, 0
     for topic in SIZES:
-        tournament = Tournament.start(list(thin_pool(grades[topic], 5)), k=5, rng=tournament_rng(seed=9, topic_id=topic))
+        tournament = Tournament.start(
+            list(thin_pool(grades[topic], 5)), k=5, rng=tournament_rng(seed=9, topic_id=topic)
+        )
         while (pair := tournament.next_pair()) is not None:
             winner = oracle.prefer(topic, *pair)
             tournament.record(winner, pair[1] if winner == pair[0] else pair[0])
@@ -114,7 +127,9 @@ def test_tournament_campaign_reproduces_the_engine_for_the_same_seed():
     assert {topic: [item.docid for item in ranked.get(topic, [])] for topic in SIZES} == expected
     assert judgments == TournamentJudgment.objects.count() == expected_judgments
     # and the same top-k as the engine's simulator, which draws brackets from one shared random source
-    engine = simulate_tournament({t: list(thin_pool(grades[t], 5)) for t in SIZES}, oracle, k=5, rng=random.Random(9))
+    engine = simulate_tournament(
+        {t: list(thin_pool(grades[t], 5)) for t in SIZES}, oracle, k=5, rng=random.Random(9)
+    )
     assert {t: [i.docid for i in o.ranked] for t, o in engine.topics.items()} == expected
 
 
@@ -130,8 +145,15 @@ def test_a_noisy_crowd_still_finishes_and_excluded_workers_are_replaced():
     campaign.refresh_from_db()
     assert campaign.status == "done" and report.discarded_hits > 0
     assert report.workers == 2 + report.discarded_hits
-    assert progress["hits"] == {"accepted": report.hits - report.discarded_hits, "discarded": report.discarded_hits}
-    assert progress["paid_hits"] == report.hits and progress["pairs_in_hits"] == 0 and progress["pairs_queued"] == 0
+    assert progress["hits"] == {
+        "accepted": report.hits - report.discarded_hits,
+        "discarded": report.discarded_hits,
+    }
+    assert (
+        progress["paid_hits"] == report.hits
+        and progress["pairs_in_hits"] == 0
+        and progress["pairs_queued"] == 0
+    )
 
 
 def read_qrels(path, topics):
@@ -149,7 +171,11 @@ def test_cast_topics_crowd_puts_the_oracles_best_first(cast_dir, tmp_path):
     topics = {"31_1", "31_2", "32_1"}
     qrels = tmp_path / "qrels.txt"
     qrels.write_text(
-        "".join(line + "\n" for line in (cast_dir / "qrels.graded.txt").read_text().splitlines() if line.split()[0] in topics)
+        "".join(
+            line + "\n"
+            for line in (cast_dir / "qrels.graded.txt").read_text().splitlines()
+            if line.split()[0] in topics
+        )
     )
     collection = collection_create(name="cast-sample", is_strict=False)
     qrels_import(collection=collection, path=qrels)

@@ -5,10 +5,16 @@ import itertools
 
 import pytest
 
-from judging.engine import stage1_close
+from judging.engine import RankedItem, stage1_close
 from judging.models import CampaignTopic, Candidate, Round
 from judging.selectors import campaign_preferences, campaign_ranked
-from judging.services import campaign_create, campaign_start, round_close_if_complete, round_generate
+from judging.services import (
+    campaign_create,
+    campaign_start,
+    round_close_if_complete,
+    round_generate,
+    topic_finish,
+)
 from judging.services.rounds import campaign_params
 from tests.judging.factories import by_value, collection_with_grades, graded_pool, judge_round
 
@@ -67,8 +73,14 @@ def test_stage1_close_keeps_what_the_engine_keeps_and_opens_the_next_round(culli
     # the culling rule, counted here from the stored pairs
     wins = {c: sum(1 for p in pairs if min(p) == c) for c in candidates}
     opponents = {c: sum(1 for p in pairs if c in p) for c in candidates}
-    is_culled = (lambda c: 2 * wins[c] <= opponents[c]) if culling == "strict_majority" else (lambda c: 2 * wins[c] < opponents[c])
-    assert sorted(expected.culled) == sorted(c for c in candidates if is_culled(c) and c not in expected.reinstated)
+    is_culled = (
+        (lambda c: 2 * wins[c] <= opponents[c])
+        if culling == "strict_majority"
+        else (lambda c: 2 * wins[c] < opponents[c])
+    )
+    assert sorted(expected.culled) == sorted(
+        c for c in candidates if is_culled(c) and c not in expected.reinstated
+    )
     next_round = only_round(campaign, 2)
     assert next_round.stage == (1 if len(expected.survivors) > 9 else 2)
     assert CampaignTopic.objects.get().round_number == 2
@@ -120,7 +132,9 @@ def test_round_cap_sends_the_pool_to_stage_2():
     second = only_round(campaign, 2)
     assert len(survivors) > 9  # still above F, stage 2 only because of the cap
     assert second.stage == 2
-    assert sorted(second.pairs.values_list("left__docid", "right__docid")) == sorted(itertools.combinations(survivors, 2))
+    assert sorted(second.pairs.values_list("left__docid", "right__docid")) == sorted(
+        itertools.combinations(survivors, 2)
+    )
 
 
 @pytest.mark.django_db
@@ -146,12 +160,26 @@ def test_stage2_ranks_by_wins_and_keeps_ties_the_31_2_example():
     ranked = [(item.docid, item.rank, item.wins) for item in campaign_ranked(campaign=campaign)["31_2"]]
     assert ranked == [("a", 1, 4), ("b", 2, 3), ("c", 2, 3), ("d", 4, 2), ("e", 4, 2)]
     assert campaign_preferences(campaign=campaign)["31_2"] == {
-        "a": 50.0, "b": 40.0, "c": 40.0, "d": 20.0, "e": 20.0, "f": 4.0, "n": 0.0,
+        "a": 50.0,
+        "b": 40.0,
+        "c": 40.0,
+        "d": 20.0,
+        "e": 20.0,
+        "f": 4.0,
+        "n": 0.0,
     }
     assert campaign_preferences(campaign=campaign, kind="top_k")["31_2"] == {
-        "a": 5.0, "b": 4.0, "c": 4.0, "d": 2.0, "e": 2.0, "f": 0.0, "n": 0.0,
+        "a": 5.0,
+        "b": 4.0,
+        "c": 4.0,
+        "d": 2.0,
+        "e": 2.0,
+        "f": 0.0,
+        "n": 0.0,
     }
-    assert campaign_preferences(campaign=campaign, kind="best")["31_2"] == dict.fromkeys("bcdefn", 0.0) | {"a": 1.0}
+    assert campaign_preferences(campaign=campaign, kind="best")["31_2"] == dict.fromkeys("bcdefn", 0.0) | {
+        "a": 1.0
+    }
     topic = CampaignTopic.objects.get()
     campaign.refresh_from_db()
     assert topic.state == "done" and campaign.status == "done"
@@ -208,3 +236,19 @@ def test_a_perfect_crowd_finds_the_true_top_k_through_rounds():
     top = [item.docid for item in campaign_ranked(campaign=campaign)["1_1"]]
     stages = list(Round.objects.order_by("number").values_list("stage", flat=True))
     assert top[0] == "a-r00" and len(top) == 5 and stages[-1] == 2 and set(stages[:-1]) == {1}
+
+
+@pytest.mark.django_db
+def test_topic_finish_leaves_a_finished_topic_as_it_is():
+    campaign = start({"1_1": dict.fromkeys("abc", 3)})
+    judge_round(only_round(campaign), lambda x, y: min(x, y))
+    round_close_if_complete(round=only_round(campaign))
+    topic = CampaignTopic.objects.get()
+
+    topic_finish(campaign_topic=topic, ranked=[RankedItem(docid="c", rank=1, wins=9)])
+
+    assert [(item.docid, item.rank) for item in campaign_ranked(campaign=campaign)["1_1"]] == [
+        ("a", 1),
+        ("b", 2),
+        ("c", 3),
+    ]

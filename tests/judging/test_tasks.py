@@ -56,13 +56,17 @@ def test_a_failed_challenge_rebuilds_a_hit_through_the_task(django_capture_on_co
     hit = hit_build(campaign=campaign)[0]
     winners = honest(hit)
     challenge = HitSlot.objects.filter(hit=hit, is_challenge=True).first()
-    winners[challenge.position] = challenge.left_id if challenge.expected_winner_id == challenge.right_id else challenge.right_id
+    winners[challenge.position] = (
+        challenge.left_id if challenge.expected_winner_id == challenge.right_id else challenge.right_id
+    )
 
     with django_capture_on_commit_callbacks(execute=True):
         assignment_submit(assignment=assignment_start(hit=hit, worker=WorkerFactory()), winners=winners)
 
     assert list(Hit.objects.order_by("number").values_list("number", "status")) == [
-        (1, "discarded"), (2, "open"), (3, "open")
+        (1, "discarded"),
+        (2, "open"),
+        (3, "open"),
     ]
 
 
@@ -79,9 +83,15 @@ def started_crowd_campaign():
     ("task", "argument"),
     [
         (tasks.campaign_start_task, lambda c: c.pk),
-        (tasks.round_generate_task, lambda c: CampaignTopic.objects.get(campaign=c, topic__topic_id="1_2").pk),
+        (
+            tasks.round_generate_task,
+            lambda c: CampaignTopic.objects.get(campaign=c, topic__topic_id="1_2").pk,
+        ),
         (tasks.hit_build_task, lambda c: c.pk),
-        (tasks.round_close_if_complete_task, lambda c: Round.objects.get(campaign_topic__topic__topic_id="1_1").pk),
+        (
+            tasks.round_close_if_complete_task,
+            lambda c: Round.objects.get(campaign_topic__topic__topic_id="1_1").pk,
+        ),
         (tasks.hit_expire_overdue_task, None),
         (tasks.campaign_advance_task, lambda c: c.pk),
     ],

@@ -25,7 +25,9 @@ from tests.judging.factories import collection_with_grades, graded_pool
 
 def start(grades, **options):
     collection = collection_with_grades(grades)
-    return campaign_start(campaign=campaign_create(collection=collection, name="t", mode="tournament", seed=4, **options))
+    return campaign_start(
+        campaign=campaign_create(collection=collection, name="t", mode="tournament", seed=4, **options)
+    )
 
 
 def user(name):
@@ -71,8 +73,12 @@ def test_submit_twice_returns_the_stored_judgment():
     question = tournament_next_pair(campaign=campaign, assessor=assessor)
     winner, loser = answer(question, values)
 
-    first = tournament_judgment_submit(campaign_topic=question.campaign_topic, assessor=assessor, winner=winner, loser=loser)
-    second = tournament_judgment_submit(campaign_topic=question.campaign_topic, assessor=assessor, winner=loser, loser=winner)
+    first = tournament_judgment_submit(
+        campaign_topic=question.campaign_topic, assessor=assessor, winner=winner, loser=loser
+    )
+    second = tournament_judgment_submit(
+        campaign_topic=question.campaign_topic, assessor=assessor, winner=loser, loser=winner
+    )
 
     assert second.pk == first.pk and second.winner_id == winner.pk
     assert len(CampaignTopic.objects.get().tournament_state["judgments"]) == 1
@@ -83,12 +89,19 @@ def test_a_pair_the_tournament_does_not_wait_for_is_refused():
     campaign = start({"1_1": graded_pool("a", 6)})
     assessor = user("ann")
     question = tournament_next_pair(campaign=campaign, assessor=assessor)
-    others = Item.objects.exclude(pk__in=[question.left.pk, question.right.pk]).filter(docid__startswith="a-r")[:2]
+    others = Item.objects.exclude(pk__in=[question.left.pk, question.right.pk]).filter(
+        docid__startswith="a-r"
+    )[:2]
 
     with pytest.raises(TournamentPairError, match="waits for"):
-        tournament_judgment_submit(campaign_topic=question.campaign_topic, assessor=assessor, winner=others[0], loser=others[1])
+        tournament_judgment_submit(
+            campaign_topic=question.campaign_topic, assessor=assessor, winner=others[0], loser=others[1]
+        )
 
-    assert TournamentJudgment.objects.count() == 0 and CampaignTopic.objects.get().tournament_state["judgments"] == []
+    assert (
+        TournamentJudgment.objects.count() == 0
+        and CampaignTopic.objects.get().tournament_state["judgments"] == []
+    )
 
 
 @pytest.mark.django_db
@@ -132,7 +145,9 @@ def test_the_stored_state_resumes_to_the_engine_result():
     for _ in range(5):
         question = tournament_next_pair(campaign=campaign, assessor=ann)
         winner, loser = answer(question, values)
-        tournament_judgment_submit(campaign_topic=question.campaign_topic, assessor=ann, winner=winner, loser=loser)
+        tournament_judgment_submit(
+            campaign_topic=question.campaign_topic, assessor=ann, winner=winner, loser=loser
+        )
     state = CampaignTopic.objects.get().tournament_state
     CampaignTopic.objects.update(assessor_lease_until=timezone.now() - timedelta(days=1))  # a day later
 

@@ -153,3 +153,27 @@ def test_compare_orders_run_versus_run_measures_by_mc4(files, capsys):
         taus[ordering] = json.loads(capsys.readouterr().out)["kendall_tau"]["rr"]["rpp_binary"]
     assert taus["win-rate"] == pytest.approx(1.0)
     assert taus["mc4"] == pytest.approx(stats.kendalltau([3, 1, 2], [2, 1, 3]).statistic)
+
+
+def test_compare_one_run_reports_undefined_values_as_null(files, capsys):
+    qrels, runs = files
+    assert main(["compare", qrels, runs[0], "-m", "rr", "sgnlp", "--format", "json", "--resamples", "50"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["measures"]["rr"]["sensitivity"] is None and report["measures"]["rr"]["pairs"] == []
+    assert report["kendall_tau"]["rr"]["sgnlp"] is None
+    assert main(["compare", qrels, runs[0], "-m", "rr", "--resamples", "50"]) == 0
+    assert _lines(capsys.readouterr().out, "sensitivity") == [["rr", "t", "3", "0", "0", "nan"]]
+
+
+def test_compare_with_randomized_hsd(files, capsys):
+    qrels, runs = files
+    assert main(["compare", qrels, *runs, "-m", "rr", "rpp_binary", "--hsd", "--resamples", "200",
+                 "--correction", "bonferroni", "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["correction"] == "none"
+    for name in ("rr", "rpp_binary"):
+        measure = report["measures"][name]
+        assert measure["test"] == "hsd"
+        # a permutation p-value counts resamples: a multiple of 1/200
+        assert all(0 <= pair["p_value"] <= 1 for pair in measure["pairs"])
+        assert all(abs(pair["p_value"] * 200 - round(pair["p_value"] * 200)) < 1e-9 for pair in measure["pairs"])

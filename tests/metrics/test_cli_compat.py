@@ -39,7 +39,9 @@ def test_compat_prints_the_reference_csv(cast_dir, capsys, run_name, p):
 
 @pytest.mark.parametrize("p", ["0.0099", "0.995", "1", "-0.5"])
 def test_p_outside_the_reference_range_exits_2(cast_dir, capsys, p):
-    status, out, err = run_compat(capsys, "-p", p, cast_dir / "qrels.graded.txt", cast_dir / "runs" / "decaf01.run")
+    status, out, err = run_compat(
+        capsys, "-p", p, cast_dir / "qrels.graded.txt", cast_dir / "runs" / "decaf01.run"
+    )
     assert status == 2 and out == ""
     assert err == f"toppref compat: error: -p must be in [0.01, 0.99], got {float(p)}\n"
 
@@ -66,7 +68,9 @@ def test_bad_run_line_exits_1_with_file_and_line(tmp_path, capsys):
 def test_missing_qrels_file_exits_1(tmp_path, capsys):
     (tmp_path / "r").write_text("t Q0 a 1 1 r\n")
     status, out, err = run_compat(capsys, tmp_path / "absent", tmp_path / "r")
-    assert status == 1 and out == "" and err == f"toppref compat: error: {tmp_path / 'absent'}: no such file\n"
+    assert (
+        status == 1 and out == "" and err == f"toppref compat: error: {tmp_path / 'absent'}: no such file\n"
+    )
 
 
 def test_no_common_topic_prints_average_zero(tmp_path, capsys):
@@ -82,7 +86,9 @@ def test_options_depth_normalisation_and_missing_topics(tmp_path, capsys):
     (tmp_path / "r").write_text("t Q0 x 1 2 r\nt Q0 s 2 1 r\n")
     # depth 1 sees nothing; plain RBO at p=0.5, depth 2: (0.5 * 1/2) / (1 + 0.5)
     assert run_compat(capsys, "--depth", "1", tmp_path / "q", tmp_path / "r")[1].splitlines()[1] == "r,t,0.0"
-    plain = run_compat(capsys, "-p", "0.5", "--depth", "2", "--no-normalize", tmp_path / "q", tmp_path / "r")[1]
+    plain = run_compat(capsys, "-p", "0.5", "--depth", "2", "--no-normalize", tmp_path / "q", tmp_path / "r")[
+        1
+    ]
     assert parse_csv(plain)[0][2] == pytest.approx(0.25 / 1.5, abs=1e-15)
     # the zero policy adds u with 0 and averages over both topics
     zero = parse_csv(run_compat(capsys, "--missing-topics", "zero", tmp_path / "q", tmp_path / "r")[1])

@@ -12,10 +12,22 @@ from metrics.core.readers import read_qrels, read_run
 
 # DECAF README (SIGIR 2023 Table 4): trec_eval MRR, NDCG@3, NDCG@10 (x100, 1 decimal) of runs 1..16
 DECAF_PUBLISHED = {
-    1: (32.0, 14.2, 14.4), 2: (51.5, 25.9, 25.4), 3: (64.0, 33.9, 32.1), 4: (41.0, 19.1, 18.4),
-    5: (65.6, 34.4, 32.5), 6: (48.0, 28.4, 24.9), 7: (79.3, 50.4, 45.2), 8: (51.7, 30.9, 27.5),
-    9: (79.4, 50.3, 46.0), 10: (52.3, 30.4, 33.1), 11: (44.8, 27.5, 26.7), 12: (79.9, 52.3, 50.1),
-    13: (66.7, 35.4, 34.5), 14: (82.5, 54.4, 48.2), 15: (54.3, 32.8, 35.5), 16: (84.3, 56.6, 53.5),
+    1: (32.0, 14.2, 14.4),
+    2: (51.5, 25.9, 25.4),
+    3: (64.0, 33.9, 32.1),
+    4: (41.0, 19.1, 18.4),
+    5: (65.6, 34.4, 32.5),
+    6: (48.0, 28.4, 24.9),
+    7: (79.3, 50.4, 45.2),
+    8: (51.7, 30.9, 27.5),
+    9: (79.4, 50.3, 46.0),
+    10: (52.3, 30.4, 33.1),
+    11: (44.8, 27.5, 26.7),
+    12: (79.9, 52.3, 50.1),
+    13: (66.7, 35.4, 34.5),
+    14: (82.5, 54.4, 48.2),
+    15: (54.3, 32.8, 35.5),
+    16: (84.3, 56.6, 53.5),
 }
 
 
@@ -31,7 +43,9 @@ def tsv_rows(out):
 
 def test_decaf_runs_reproduce_their_published_trec_eval_scores(cast_dir, capsys):
     runs = [cast_dir / "runs" / f"decaf{n:02d}.run" for n in DECAF_PUBLISHED]
-    status, out, err = run_evaluate(capsys, cast_dir / "qrels.graded.txt", *runs, "-m", "rr", "ndcg@3", "ndcg@10")
+    status, out, err = run_evaluate(
+        capsys, cast_dir / "qrels.graded.txt", *runs, "-m", "rr", "ndcg@3", "ndcg@10"
+    )
     assert status == 0 and err == ""
     rows = tsv_rows(out)
     assert len(rows) == 16 * 3 and {row[2] for row in rows} == {"all"}
@@ -47,7 +61,10 @@ def test_decaf_runs_reproduce_their_published_trec_eval_scores(cast_dir, capsys)
 
 
 def test_per_topic_lines_then_all_equal_the_library(cast_dir, capsys):
-    qrels_path, run_path = cast_dir / "qrels.preference.txt", cast_dir / "runs" / "thunlp_bert_base_run_cv.run"
+    qrels_path, run_path = (
+        cast_dir / "qrels.preference.txt",
+        cast_dir / "runs" / "thunlp_bert_base_run_cv.run",
+    )
     status, out, _ = run_evaluate(capsys, qrels_path, run_path, "-m", "compat@0.8", "p@5", "--per-topic")
     expected = evaluate_run(
         read_qrels(qrels_path), read_run(run_path), [parse_measure("compat@0.8"), parse_measure("p@5")]
@@ -56,7 +73,10 @@ def test_per_topic_lines_then_all_equal_the_library(cast_dir, capsys):
     assert status == 0
     lines = []
     for scores in expected:
-        lines += [(scores.runid, scores.measure, t, repr(float(v))) for t, v in zip(scores.topics, scores.values)]
+        lines += [
+            (scores.runid, scores.measure, t, repr(float(v)))
+            for t, v in zip(scores.topics, scores.values, strict=True)
+        ]
         lines.append((scores.runid, scores.measure, "all", repr(scores.mean)))
     assert rows == lines
 
@@ -67,9 +87,13 @@ def test_csv_and_json_formats(tmp_path, capsys):
     status, out, _ = run_evaluate(capsys, tmp_path / "q", tmp_path / "r", "-m", "rr", "-q", "--format", "csv")
     assert status == 0
     assert list(csv.reader(io.StringIO(out))) == [
-        ["runid", "measure", "topic", "value"], ["r", "rr", "t", "1.0"], ["r", "rr", "all", "1.0"]
+        ["runid", "measure", "topic", "value"],
+        ["r", "rr", "t", "1.0"],
+        ["r", "rr", "all", "1.0"],
     ]
-    status, out, _ = run_evaluate(capsys, tmp_path / "q", tmp_path / "r", "-m", "p@2", "ap", "--format", "json", "-q")
+    status, out, _ = run_evaluate(
+        capsys, tmp_path / "q", tmp_path / "r", "-m", "p@2", "ap", "--format", "json", "-q"
+    )
     assert status == 0
     assert json.loads(out) == [
         {"runid": "r", "measure": "p@2", "mean": 1.0, "topic_count": 1, "topics": {"t": 1.0}},
@@ -83,7 +107,9 @@ def test_levels_threshold_and_gains(tmp_path, capsys):
     (tmp_path / "r").write_text("t Q0 c 1 3 r\nt Q0 b 2 2 r\nt Q0 a 3 1 r\n")
     q, r = tmp_path / "q", tmp_path / "r"
     # rr with only the top level relevant: 1/3
-    assert tsv_rows(run_evaluate(capsys, q, r, "-m", "rr", "--levels", "-l", "3")[1]) == [("r", "rr", "all", repr(1 / 3))]
+    assert tsv_rows(run_evaluate(capsys, q, r, "-m", "rr", "--levels", "-l", "3")[1]) == [
+        ("r", "rr", "all", repr(1 / 3))
+    ]
     # without --levels, -l 3 keeps a (50) and b (3): b at rank 2
     assert tsv_rows(run_evaluate(capsys, q, r, "-m", "rr", "-l", "3")[1]) == [("r", "rr", "all", "0.5")]
     # gains through a level map: only a gains (1), at rank 3: DCG 1/log2(4) = 0.5, IDCG 1
@@ -114,3 +140,12 @@ def test_bad_run_file_exits_1_after_the_good_runs(tmp_path, capsys):
     assert status == 1
     assert out == "g\trr\tall\t1.0\n"
     assert err == f"toppref evaluate: error: {tmp_path / 'bad'}:1: score 'one' is not a number\n"
+
+
+def test_parallel_jobs_keep_the_order_of_the_run_arguments(cast_dir, capsys):
+    runs = sorted((cast_dir / "runs").glob("decaf0*.run"))
+    qrels = cast_dir / "qrels.graded.txt"
+    serial = run_evaluate(capsys, qrels, *runs, "-m", "ap", "-j", "1")
+    parallel = run_evaluate(capsys, qrels, *runs, "-m", "ap", "-j", "3")
+    assert serial == parallel
+    assert [row[0] for row in tsv_rows(serial[1])] == [f"exp{n}" for n in range(1, 10)]

@@ -86,3 +86,13 @@ def test_import_into_missing_collection_or_missing_file(tmp_path, capsys):
     assert capsys.readouterr().err == (
         f"toppref import qrels: {tmp_path / 'q.txt'}: No such file or directory (nothing imported)\n"
     )
+
+
+def test_import_topics_turns_format(tmp_path, capsys):
+    collection = CollectionFactory(name="toy")
+    TopicFactory(collection=collection, topic_id="c1_1")
+    turns = tmp_path / "conversations.tsv"
+    turns.write_text("c1_1\tc1\t1\thow long do I boil an egg\n")
+    assert main(["import", "topics", "toy", str(turns), "--format", "turns"]) == 0
+    assert capsys.readouterr().out == "toy: topics: 0 created, 1 updated, 0 unchanged\n"
+    assert collection.topics.get().utterance == "how long do I boil an egg"

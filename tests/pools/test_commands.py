@@ -7,6 +7,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from pools.models import Collection, GradedJudgment, Item, Run, Topic
+from tests.conftest import DEMO_DIR
 from tests.pools.factories import CollectionFactory
 
 pytestmark = pytest.mark.django_db
@@ -60,6 +61,7 @@ def demo_dir(tmp_path):
     directory = tmp_path / "demo"
     (directory / "runs").mkdir(parents=True)
     (directory / "topics.tsv").write_text("d1\tWhy is the sky blue?\nd2\tHow do cats purr?\n")
+    (directory / "conversations.tsv").write_text("d2\tcats\t1\tand how do they purr\n")
     passages = [{"id": f"p{n}", "text": f"Passage {n} <em>about</em> things."} for n in range(1, 5)]
     (directory / "passages.jsonl").write_text("".join(json.dumps(passage) + "\n" for passage in passages))
     (directory / "qrels.graded.txt").write_text("d1 0 p1 4\nd1 0 p2 0\nd2 0 p3 3\nd2 0 p4 1\n")
@@ -71,7 +73,9 @@ def demo_dir(tmp_path):
 
 def demo_rows():
     return (
-        list(Topic.objects.order_by("topic_id").values_list("topic_id", "question")),
+        list(
+            Topic.objects.order_by("topic_id").values_list("topic_id", "question", "conversation_id", "turn")
+        ),
         list(Item.objects.order_by("docid").values_list("docid", "text")),
         sorted(GradedJudgment.objects.values_list("topic__topic_id", "item__docid", "grade")),
         list(Run.objects.order_by("name").values_list("name", "line_count", "topic_count")),
@@ -91,7 +95,7 @@ def test_demo_load_is_idempotent(demo_dir, media_root, django_capture_on_commit_
         "graded judgments 4 created, 0 updated, 0 unchanged; runs alpha, beta\n"
     )
     assert rows == (
-        [("d1", "Why is the sky blue?"), ("d2", "How do cats purr?")],
+        [("d1", "Why is the sky blue?", "", None), ("d2", "How do cats purr?", "cats", 1)],
         [(f"p{n}", f"Passage {n} <em>about</em> things.") for n in range(1, 5)],
         [("d1", "p1", 4.0), ("d1", "p2", 0.0), ("d2", "p3", 3.0), ("d2", "p4", 1.0)],
         [("alpha", 2, 2), ("beta", 1, 1)],
@@ -112,7 +116,14 @@ def test_demo_load_reset_recreates_the_collection(demo_dir, media_root, django_c
     assert len([path for path in media_root.rglob("*.run")]) == 2
 
 
-def test_demo_load_bad_run_loads_nothing(demo_dir, pools_state):
+@pytest.mark.parametrize("loaded_before", [False, True], ids=["first-load", "reload"])
+def test_demo_load_bad_run_loads_nothing(
+    demo_dir, pools_state, django_capture_on_commit_callbacks, loaded_before
+):
+    if loaded_before:
+        with django_capture_on_commit_callbacks(execute=True):
+            call("demo_load", "--dir", str(demo_dir))
+        (demo_dir / "runs" / "beta.run").write_text("d1 Q0 p3 1 2.0 beta\n")
     (demo_dir / "runs" / "gamma.run").write_text("d9 Q0 p1 1 2.0 gamma\n")
     before = pools_state()
     with pytest.raises(CommandError) as raised:
@@ -130,3 +141,26 @@ def test_demo_load_missing_files(tmp_path):
     assert str(raised.value).startswith(
         f"the demo collection is incomplete: missing {tmp_path / 'topics.tsv'}"
     )
+
+
+def test_demo_load_of_the_shipped_demo(media_root, django_capture_on_commit_callbacks):
+    # given the demo collection shipped in demo/ (its counts read from its own files)
+    def lines(path):
+        return [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    run_paths = sorted((DEMO_DIR / "runs").glob("*.run"))
+    with django_capture_on_commit_callbacks(execute=True):
+        call("demo_load")
+    collection = Collection.objects.get(name="demo")
+    assert collection.topics.count() == len(lines(DEMO_DIR / "topics.tsv"))
+    assert collection.items.exclude(text="").count() == len(lines(DEMO_DIR / "passages.jsonl"))
+    assert GradedJudgment.objects.filter(topic__collection=collection).count() == len(
+        lines(DEMO_DIR / "qrels.graded.txt")
+    )
+    assert sorted(collection.runs.values_list("name", "line_count")) == [
+        (path.stem, len(lines(path))) for path in run_paths
+    ]
+    turns = [line.split("\t") for line in lines(DEMO_DIR / "conversations.tsv")]
+    assert sorted(
+        collection.topics.exclude(conversation_id="").values_list("topic_id", "utterance")
+    ) == sorted((columns[0], columns[3].strip()) for columns in turns)

@@ -103,6 +103,26 @@ def test_topics_import_cast_resolved_topic_not_in_json_changes_nothing(cast_dir,
     assert pools_state() == before
 
 
+def test_topics_import_turns_attaches_conversations_to_known_topics(tmp_path, pools_state):
+    collection = CollectionFactory()
+    TopicFactory(collection=collection, topic_id="c1_1", question="How long to boil an egg?")
+    path = write(tmp_path, "c.tsv", "c1_1\tc1\t1\tboil an egg how long\n")
+    assert services.topics_import_turns(collection=collection, path=path) == services.ImportResult(updated=1)
+    topic = collection.topics.get()
+    assert (topic.question, topic.conversation_id, topic.turn, topic.utterance) == (
+        "How long to boil an egg?",
+        "c1",
+        1,
+        "boil an egg how long",
+    )
+    before = pools_state()
+    unknown = write(tmp_path, "c2.tsv", "c1_1\tc1\t1\tboil an egg\nc1_2\tc1\t2\tand peel?\n")
+    with pytest.raises(TrecFormatError) as raised:
+        services.topics_import_turns(collection=collection, path=unknown)
+    assert str(raised.value) == f"{unknown}:2: unknown topic c1_2: import the topics first"
+    assert pools_state() == before
+
+
 # passages
 
 
@@ -151,16 +171,15 @@ def test_passages_import_tsv(tmp_path):
     ],
 )
 def test_passages_import_bad_line_after_written_batches_changes_nothing(
-    tmp_path, pools_state, monkeypatch, text, line_number, problem
+    tmp_path, pools_state, text, line_number, problem
 ):
     # given batches of one line, so the first lines are already written when the bad one is read
-    monkeypatch.setattr(services, "BATCH_SIZE", 1)
     collection = CollectionFactory()
     ItemFactory(collection=collection, docid="d2", text="")
     before = pools_state()
     path = write(tmp_path, "p.jsonl", text)
     with pytest.raises(TrecFormatError) as raised:
-        services.passages_import(collection=collection, path=path)
+        services.passages_import(collection=collection, path=path, batch_size=1)
     assert (raised.value.line_number, raised.value.problem) == (line_number, problem)
     assert pools_state() == before
 
@@ -319,6 +338,17 @@ def test_run_import_existing_name_needs_replace(
     assert (Run.objects.get().pk, run.line_count, run.topic_count) == (before["runs"][0][0], 1, 1)
     assert [path.name for path in (media_root / "runs/toy").iterdir()] == [Path(run.file.name).name]
     assert (media_root / run.file.name).read_text() == "5 Q0 z 1 1.0 sys\n"
+
+
+def test_run_import_replacing_with_the_same_file_changes_nothing(tmp_path, pools_state):
+    collection = CollectionFactory(name="toy", is_strict=False)
+    services.run_import(collection=collection, path=write(tmp_path, "sys.run", RUN_TEXT))
+    before = pools_state()
+    again = services.run_import(
+        collection=collection, path=write(tmp_path, "copy.run", RUN_TEXT), name="sys", replace=True
+    )
+    assert again.file.name == "runs/toy/sys.run"
+    assert pools_state() == before
 
 
 def test_run_import_failure_inside_the_transaction_removes_the_saved_file(tmp_path, pools_state, monkeypatch):

@@ -219,3 +219,30 @@ def test_read_cast_topics_rejects_bad_structure(tmp_path, text, line_number, pro
     with pytest.raises(TrecFormatError) as raised:
         trec.read_cast_topics(path)
     assert (raised.value.line_number, raised.value.problem) == (line_number, problem)
+
+
+def test_iter_turns_tsv(tmp_path):
+    path = write(tmp_path, "c.tsv", "c1_1\tc1\t1\thow long do I boil an egg\nc1_2\tc1\t2\tand peel it?\n")
+    assert list(trec.iter_turns_tsv(path)) == [
+        trec.CastTurn(1, "c1_1", "c1", 1, "how long do I boil an egg"),
+        trec.CastTurn(2, "c1_2", "c1", 2, "and peel it?"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        (
+            "c1_2\tc1\t2",
+            "expected 4 tab-separated columns 'topic_id conversation_id turn utterance', found 3",
+        ),
+        ("c1_2\tc1\ttwo\tand peel it?", "turn 'two' is not a whole number"),
+        ("c1_2\t\t2\tand peel it?", "empty topic id or conversation id"),
+        ("c1_2\tc1\t2\t ", "empty utterance for topic c1_2"),
+    ],
+)
+def test_iter_turns_tsv_rejects_bad_line(tmp_path, line, problem):
+    path = write(tmp_path, "c.tsv", f"c1_1\tc1\t1\tboil an egg\n{line}\n")
+    with pytest.raises(TrecFormatError) as raised:
+        list(trec.iter_turns_tsv(path))
+    assert (raised.value.line_number, raised.value.problem) == (2, problem)

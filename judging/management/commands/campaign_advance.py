@@ -22,4 +22,6 @@ class Command(BaseCommand):
                 raise CommandError(f"no campaign named {', '.join(missing)}")
         for campaign in campaigns:
             counts = campaign_advance(campaign=campaign)
-            self.stdout.write(f"{campaign.name}: " + ", ".join(f"{key} {value}" for key, value in counts.items()))
+            self.stdout.write(
+                f"{campaign.name}: " + ", ".join(f"{key} {value}" for key, value in counts.items())
+            )

@@ -8,22 +8,30 @@ from pools.models import Collection
 
 
 class Command(BaseCommand):
-    help = "Create a draft judging campaign over a collection (k, F, P, culling rule, HIT shape, pay, budget)."
+    help = (
+        "Create a draft judging campaign over a collection (k, F, P, culling rule, HIT shape, pay, budget)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("name", help="campaign name (a slug, unique)")
         parser.add_argument("--collection", required=True, help="collection name")
         parser.add_argument("--mode", choices=Campaign.Mode.values, default=Campaign.Mode.CROWD)
         parser.add_argument("-k", type=int, default=5, help="depth of the top-k (default 5)")
-        parser.add_argument("-F", dest="final_stage_size", type=int, default=9, help="stage 2 from F candidates (default 9)")
-        parser.add_argument("-P", dest="opponents", type=int, default=7, help="opponents per stage-1 round (default 7)")
+        parser.add_argument(
+            "-F", dest="final_stage_size", type=int, default=9, help="stage 2 from F candidates (default 9)"
+        )
+        parser.add_argument(
+            "-P", dest="opponents", type=int, default=7, help="opponents per stage-1 round (default 7)"
+        )
         parser.add_argument("--culling", choices=Campaign.Culling.values, default=Campaign.Culling.HALF)
         parser.add_argument("--max-rounds", type=int, default=10)
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--preferences-per-hit", type=int, default=10)
         parser.add_argument("--challenges-per-hit", type=int, default=3)
         parser.add_argument("--pay", type=Decimal, default=Decimal("2.00"), help="USD per HIT to the worker")
-        parser.add_argument("--fee", type=Decimal, default=Decimal("0.40"), help="USD per HIT to the platform")
+        parser.add_argument(
+            "--fee", type=Decimal, default=Decimal("0.40"), help="USD per HIT to the platform"
+        )
         parser.add_argument("--budget", type=Decimal, default=None, help="USD")
 
     def handle(self, *args, **options):

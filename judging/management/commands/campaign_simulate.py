@@ -20,7 +20,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("name", help="campaign name")
         parser.add_argument("--oracle", required=True, help="preference qrels the simulated assessors follow")
-        parser.add_argument("--error-rate", type=float, default=None, help="reverse each answer with this probability")
+        parser.add_argument(
+            "--error-rate", type=float, default=None, help="reverse each answer with this probability"
+        )
         parser.add_argument("--workers", type=int, default=5, help="simulated crowd workers (default 5)")
         parser.add_argument("--seed", type=int, default=0, help="seed of the noisy oracle")
         parser.add_argument(
@@ -50,5 +52,8 @@ class Command(BaseCommand):
         except CampaignStalledError as error:
             raise CommandError(str(error)) from None
         campaign.refresh_from_db()
-        progress = campaign_progress(campaign=campaign) | {"campaign": campaign.name, "status": campaign.status}
+        progress = campaign_progress(campaign=campaign) | {
+            "campaign": campaign.name,
+            "status": campaign.status,
+        }
         self.stdout.write(json.dumps(progress, default=str, indent=2))

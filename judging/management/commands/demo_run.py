@@ -34,7 +34,9 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=1)
         parser.add_argument("-k", type=int, default=5)
         parser.add_argument("--workers", type=int, default=5)
-        parser.add_argument("--tournament-topic", default=None, help="topic for the tournament (default: largest pool)")
+        parser.add_argument(
+            "--tournament-topic", default=None, help="topic for the tournament (default: largest pool)"
+        )
 
     def handle(self, *args, collection, oracle, seed, k, workers, tournament_topic, **options):
         collection = Collection.objects.filter(name=collection).first()
@@ -56,13 +58,17 @@ class Command(BaseCommand):
         self._print_crowd(crowd, oracle, report)
 
         topic_id = tournament_topic or self._largest_pool_topic(crowd)
-        tournament = campaign_create(collection=collection, name=TOURNAMENT_CAMPAIGN, mode="tournament", k=k, seed=seed)
+        tournament = campaign_create(
+            collection=collection, name=TOURNAMENT_CAMPAIGN, mode="tournament", k=k, seed=seed
+        )
         tournament = campaign_start(campaign=tournament, topic_ids=[topic_id])
         judgments = tournament_simulate(campaign=tournament, oracle=oracle)
         self._print_tournament(tournament, topic_id, judgments, oracle)
 
     def _largest_pool_topic(self, campaign: Campaign) -> str:
-        sizes = campaign.campaign_topics.annotate(size=Count("candidates")).order_by("-size", "topic__topic_id")
+        sizes = campaign.campaign_topics.annotate(size=Count("candidates")).order_by(
+            "-size", "topic__topic_id"
+        )
         return sizes.values_list("topic__topic_id", flat=True).first()
 
     def _print_crowd(self, campaign: Campaign, oracle: PerfectOracle, report) -> None:
@@ -70,7 +76,9 @@ class Command(BaseCommand):
         progress = campaign_progress(campaign=campaign)
         ranked = campaign_ranked(campaign=campaign)
         counts = campaign_judgment_counts(campaign=campaign)
-        questions = dict(Topic.objects.filter(collection=campaign.collection).values_list("topic_id", "question"))
+        questions = dict(
+            Topic.objects.filter(collection=campaign.collection).values_list("topic_id", "question")
+        )
         pools = dict(
             campaign.campaign_topics.annotate(size=Count("candidates")).values_list("topic__topic_id", "size")
         )
@@ -93,7 +101,9 @@ class Command(BaseCommand):
                 f"{counts.get(topic_id, 0):>5}  {top}   {agree}/{min(campaign.k, len(truth))}"
             )
 
-    def _print_tournament(self, campaign: Campaign, topic_id: str, judgments: int, oracle: PerfectOracle) -> None:
+    def _print_tournament(
+        self, campaign: Campaign, topic_id: str, judgments: int, oracle: PerfectOracle
+    ) -> None:
         pool = campaign.campaign_topics.get(topic__topic_id=topic_id).candidates.count()
         ranked = campaign_ranked(campaign=campaign).get(topic_id, [])
         truth = oracle.ranking(topic_id, oracle.values.get(topic_id, {}))[: campaign.k]
@@ -102,7 +112,9 @@ class Command(BaseCommand):
             f"(bound |C| + (k-1)*ceil(log2 |C|) = {tournament_judgment_bound(pool, campaign.k)})"
         )
         for item in ranked:
-            mark = "" if item.rank > len(truth) or truth[item.rank - 1] == item.docid else "   (oracle differs)"
+            mark = (
+                "" if item.rank > len(truth) or truth[item.rank - 1] == item.docid else "   (oracle differs)"
+            )
             self.stdout.write(f"  {item.rank}. {item.docid}{mark}")
 
 

@@ -84,9 +84,7 @@ def test_register_measure_is_one_entry_and_names_are_unique():
         del MEASURES["test_retrieved"]
 
 
-QRELS = Qrels.from_records(
-    [("t1", "a", 2), ("t1", "b", 1), ("t2", "c", 1), ("t3", "d", 0), ("t4", "e", 1)]
-)
+QRELS = Qrels.from_records([("t1", "a", 2), ("t1", "b", 1), ("t2", "c", 1), ("t3", "d", 0), ("t4", "e", 1)])
 # t2 and t4 missing from the run; t5 unjudged; t3 judged with zeros only
 RUN = Run.from_records([("t5", "a", 1), ("t3", "d", 1), ("t1", "b", 2), ("t1", "a", 1)], runid="r1")
 
@@ -123,7 +121,8 @@ def test_threshold_option_sets_binary_relevance():
 
 def test_nan_marks_topics_a_measure_leaves_out():
     family = MeasureFamily(
-        name="test_undefined", description="test only",
+        name="test_undefined",
+        description="test only",
         compute=lambda alignment, _, options: np.where(alignment.run_length > 1, 1.0, math.nan),
     )
     register_measure(family)

@@ -62,7 +62,15 @@ def _plain_rbo(run, ideal, p, depth=1000):
 
 def test_levels_from_values_are_dense_ranks_of_positive_values_per_topic():
     qrels = Qrels.from_records(
-        [("t", "a", 50.0), ("t", "b", 3.0), ("t", "c", 50.0), ("t", "d", 0.0), ("t", "e", 10.0), ("s", "x", 0.5), ("s", "y", -1)]
+        [
+            ("t", "a", 50.0),
+            ("t", "b", 3.0),
+            ("t", "c", 50.0),
+            ("t", "d", 0.0),
+            ("t", "e", 10.0),
+            ("s", "x", 0.5),
+            ("s", "y", -1),
+        ]
     )
     assert levels_from_values(qrels).value.tolist() == [3.0, 1.0, 3.0, 0.0, 2.0, 1.0, 0.0]
 

@@ -76,16 +76,12 @@ def test_lexiprecision_rejects_unknown_magnitude():
         lexiprecision(np.array([1.0]), np.array([1.0]), magnitude="log")
 
 
-position_vectors = st.integers(min_value=1, max_value=6).flatmap(
+sorted_ranks = st.integers(min_value=1, max_value=6).flatmap(
     lambda m: st.tuples(
-        *[
-            st.lists(st.integers(1, 30), min_size=m, max_size=m, unique=True).map(
-                lambda ranks: sorted(ranks)
-            ),
-            st.lists(st.integers(1, 30), min_size=m, max_size=m, unique=True).map(lambda ranks: sorted(ranks)),
-            st.integers(0, m),
-            st.integers(0, m),
-        ]
+        st.lists(st.integers(1, 30), min_size=m, max_size=m, unique=True).map(sorted),
+        st.lists(st.integers(1, 30), min_size=m, max_size=m, unique=True).map(sorted),
+        st.integers(0, m),
+        st.integers(0, m),
     )
 )
 
@@ -96,7 +92,7 @@ def _with_unretrieved(ranks, unretrieved):
     return np.array(kept + [INF] * unretrieved, dtype=float)
 
 
-@given(position_vectors)
+@given(sorted_ranks)
 def test_lexiprecision_equals_slow_loop_and_is_antisymmetric(case):
     ranks_a, ranks_b, missing_a, missing_b = case
     f, g = _with_unretrieved(ranks_a, missing_a), _with_unretrieved(ranks_b, missing_b)
@@ -128,14 +124,11 @@ def test_relabelling_docids_changes_nothing(run_a, run_b, relevant, relabelled):
     assert after == before
 
 
-@given(st.lists(position_vectors, min_size=1, max_size=1), st.integers(2, 5), st.randoms(use_true_random=False))
-def test_matrix_equals_pairwise_function(cases, runs, random):
-    ranks_a, _, _, _ = cases[0]
-    m = len(ranks_a)
-    vectors = []
-    for _ in range(runs):
-        ranks = sorted(random.sample(range(1, 30), m))
-        vectors.append(_with_unretrieved(ranks, random.randint(0, m)))
+@given(st.integers(1, 6), st.integers(2, 5), st.randoms(use_true_random=False))
+def test_matrix_equals_pairwise_function(m, runs, random):
+    vectors = [
+        _with_unretrieved(sorted(random.sample(range(1, 30), m)), random.randint(0, m)) for _ in range(runs)
+    ]
     stacked = np.vstack(vectors)
     for magnitude in ("sgn", "rr"):
         matrix = lexiprecision_matrix(stacked, magnitude=magnitude)

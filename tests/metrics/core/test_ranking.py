@@ -21,7 +21,12 @@ def test_trec_eval_order_is_score_descending_then_docid_descending():
 
 def test_negative_scores_rank_below_positive_and_zero():
     run = Run.from_records([("t", "neg", -0.5), ("t", "zero", 0.0), ("t", "pos", 3.0), ("t", "low", -7.0)])
-    assert rank_run(run, ties=DOCID_ASCENDING, duplicates="keep").ranking("t") == ["pos", "zero", "neg", "low"]
+    assert rank_run(run, ties=DOCID_ASCENDING, duplicates="keep").ranking("t") == [
+        "pos",
+        "zero",
+        "neg",
+        "low",
+    ]
 
 
 def test_duplicate_docid_keeps_both_lines_with_the_last_score():
@@ -67,3 +72,49 @@ def test_align_empty_run():
     alignment = align(qrels, rank_run(Run.from_records([]), ties=DOCID_ASCENDING, duplicates="keep"))
     assert alignment.topics == ["t"] and alignment.position.tolist() == [NOT_RETRIEVED]
     assert np.array_equal(alignment.run_length, [0])
+
+
+def test_duplicates_are_found_whatever_their_neighbours():
+    # given copies of docids of different lengths, an empty docid, and the same docid in another topic
+    run = Run.from_records(
+        [
+            ("t", "ab", 1.0),
+            ("t", "", 2.0),
+            ("u", "ab", 3.0),
+            ("t", "abc", 4.0),
+            ("t", "ab", 5.0),
+            ("t", "", 0.0),
+        ]
+    )
+    # when collapsed (last score wins)
+    ranked = rank_run(run, ties=DOCID_ASCENDING, duplicates="collapse")
+    # then each (topic, docid) appears once, at its last line's score
+    assert ranked.ranking("t") == ["ab", "abc", ""]
+    assert ranked.ranking("u") == ["ab"]
+
+
+def test_many_lines_without_duplicates_or_ties_keep_score_order():
+    scores = np.random.default_rng(3).permutation(5000).astype(float)
+    run = Run.from_records([("t", f"doc{i}", s) for i, s in enumerate(scores)])
+    ranked = rank_run(run, ties=DOCID_DESCENDING, duplicates="keep")
+    assert ranked.ranking("t") == [f"doc{i}" for i in np.argsort(-scores)]
+
+
+def test_file_already_in_rank_order_with_ties_still_breaks_ties_by_docid():
+    run = Run.from_records([("t", "b", 3.0), ("t", "c", 2.0), ("t", "a", 2.0), ("t", "d", 1.0)])
+    assert rank_run(run, ties=DOCID_ASCENDING, duplicates="keep").ranking("t") == ["b", "a", "c", "d"]
+    assert rank_run(run, ties=DOCID_DESCENDING, duplicates="keep").ranking("t") == ["b", "c", "a", "d"]
+
+
+def test_a_topic_that_comes_back_later_is_gathered():
+    # scores descend line by line, but t1 reappears after t2: not in rank order, so the run is sorted
+    run = Run.from_records([("t1", "a", 9.0), ("t2", "b", 8.0), ("t1", "c", 7.0), ("t2", "d", 9.5)])
+    ranked = rank_run(run, ties=DOCID_ASCENDING, duplicates="keep")
+    assert list(ranked.topics) == ["t1", "t2"]
+    assert ranked.ranking("t1") == ["a", "c"] and ranked.ranking("t2") == ["d", "b"]
+
+
+def test_docid_repeated_across_topics_is_not_a_duplicate():
+    run = Run.from_records([("t1", "a", 2.0), ("t1", "b", 1.0), ("t2", "b", 2.0), ("t2", "a", 1.0)])
+    ranked = rank_run(run, ties=DOCID_ASCENDING, duplicates="collapse")
+    assert ranked.ranking("t1") == ["a", "b"] and ranked.ranking("t2") == ["b", "a"]

@@ -29,7 +29,9 @@ IDEAL_SELF_RBO = {
 }
 
 
-@pytest.mark.parametrize(("p", "n", "expected"), [(p, n, v) for p, row in IDEAL_SELF_RBO.items() for n, v in row.items()])
+@pytest.mark.parametrize(
+    ("p", "n", "expected"), [(p, n, v) for p, row in IDEAL_SELF_RBO.items() for n, v in row.items()]
+)
 def test_ideal_self_rbo_table(p, n, expected):
     assert ideal_rbo(n, p) == pytest.approx(expected, abs=5e-7)
 
@@ -42,7 +44,9 @@ def test_ideal_self_rbo_of_one_item_has_a_closed_form(p):
     assert ideal_rbo(1, p) == pytest.approx(closed, abs=1e-12 + truncation)
 
 
-@pytest.mark.parametrize(("p", "plain", "normalized"), [(0.80, 0.458505, 0.568320), (0.95, 0.318630, 0.762020)])
+@pytest.mark.parametrize(
+    ("p", "plain", "normalized"), [(0.80, 0.458505, 0.568320), (0.95, 0.318630, 0.762020)]
+)
 def test_worked_example_d1_to_d5(p, plain, normalized):
     # pipeline.md 1.3: values {d1:3, d2:2, d3:2, d4:1, d5:0}, run [d3, d9, d1, d4, d2]
     values = {"d1": 3, "d2": 2, "d3": 2, "d4": 1, "d5": 0}
@@ -56,12 +60,16 @@ def test_weak_order_example_of_measures_section_9_3():
     values = {"a": 3, "b": 2, "c": 1}
     pi, pi_prime = ["b", "a", "x", "c"], ["a", "x", "b", "y", "c"]
     assert compatibility_of_ranking(pi, values, p=0.8, normalize=False) == pytest.approx(0.484412, abs=5e-7)
-    assert compatibility_of_ranking(pi_prime, values, p=0.8, normalize=False) == pytest.approx(0.578812, abs=5e-7)
+    assert compatibility_of_ranking(pi_prime, values, p=0.8, normalize=False) == pytest.approx(
+        0.578812, abs=5e-7
+    )
     assert compatibility_of_ranking(pi, values, p=0.8) == pytest.approx(0.666244, abs=5e-7)
     assert compatibility_of_ranking(pi_prime, values, p=0.8) == pytest.approx(0.796079, abs=5e-7)
     assert ideal_rbo(3, 0.8) == pytest.approx(0.727078, abs=5e-7)
     assert compatibility_of_ranking(pi, values, p=0.95, normalize=False) == pytest.approx(0.284219, abs=5e-7)
-    assert compatibility_of_ranking(pi_prime, values, p=0.95, normalize=False) == pytest.approx(0.299752, abs=5e-7)
+    assert compatibility_of_ranking(pi_prime, values, p=0.95, normalize=False) == pytest.approx(
+        0.299752, abs=5e-7
+    )
 
 
 @pytest.mark.parametrize(("rank", "expected"), [(1, 1.0), (2, 0.502932), (3, 0.304105), (10, 0.025662)])
@@ -131,7 +139,9 @@ def write_files(tmp_path, qrels, run, runid="r"):
 
 
 @settings(max_examples=150, deadline=None)
-@given(qrels=qrels_records, run=run_records, p=ps, depth=st.sampled_from([3, 10, 1000]), normalize=st.booleans())
+@given(
+    qrels=qrels_records, run=run_records, p=ps, depth=st.sampled_from([3, 10, 1000]), normalize=st.booleans()
+)
 def test_fast_compatibility_equals_the_slow_reference(tmp_path_factory, qrels, run, p, depth, normalize):
     # given arbitrary qrels and runs (ties, negatives, duplicates, missing topics on either side)
     qrels_path, run_path = write_files(tmp_path_factory.mktemp("case"), qrels, run)

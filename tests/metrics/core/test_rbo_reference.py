@@ -111,7 +111,8 @@ def test_equal_scores_follow_docid_not_qrels_order(tmp_path):
     qrels_path.write_text("t Q0 b 1\nt Q0 a 1\n")
     run_path = tmp_path / "r"
     run_path.write_text(
-        "t Q0 b 1 5.0 r\nt Q0 a 2 5.0 r\n" + "".join(f"t Q0 x{i:04d} {i} {4 - i / 1000} r\n" for i in range(998))
+        "t Q0 b 1 5.0 r\nt Q0 a 2 5.0 r\n"
+        + "".join(f"t Q0 x{i:04d} {i} {4 - i / 1000} r\n" for i in range(998))
     )
     assert ours(qrels_path, run_path) == [("r", "t", 1.0), ("r", "average", 1.0)]
     assert compat_oracle.compatibility_rows(qrels_path, run_path) == [("r", "t", 1.0), ("r", "average", 1.0)]

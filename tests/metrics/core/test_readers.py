@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from metrics.core.readers import Qrels, TrecFormatError, read_qrels, read_run
+from metrics.core.readers import Qrels, Run, TrecFormatError, read_qrels, read_run
 
 
 def write(tmp_path, name, text):
@@ -64,11 +64,23 @@ def test_read_empty_run_gives_no_lines_and_file_name_as_runid(tmp_path):
 @pytest.mark.parametrize(
     ("text", "line", "problem"),
     [
-        ("t1 Q0 d1 1 2 r\nt1 Q0 d2 2 3\n", 2, "expected 6 fields (topic q0 docid rank score runid) in a run line, found 5"),
-        ("t1 Q0 d1 1 2 r\n\nt1 Q0 d2 2 3 r x\n", 3, "expected 6 fields (topic q0 docid rank score runid) in a run line, found 7"),
+        (
+            "t1 Q0 d1 1 2 r\nt1 Q0 d2 2 3\n",
+            2,
+            "expected 6 fields (topic q0 docid rank score runid) in a run line, found 5",
+        ),
+        (
+            "t1 Q0 d1 1 2 r\n\nt1 Q0 d2 2 3 r x\n",
+            3,
+            "expected 6 fields (topic q0 docid rank score runid) in a run line, found 7",
+        ),
         ("t1 Q0 d1 1 2 r\nt1 Q0 d2 2 high r\n", 2, "score 'high' is not a number"),
         ("t1 Q0 d1 1 nan r\n", 1, "score 'nan' is not finite"),
-        ("# comment line\nt1 Q0 d1 1 2 r\n", 1, "expected 6 fields (topic q0 docid rank score runid) in a run line, found 3"),
+        (
+            "# comment line\nt1 Q0 d1 1 2 r\n",
+            1,
+            "expected 6 fields (topic q0 docid rank score runid) in a run line, found 3",
+        ),
         ("t1 Q0 d1\n", 1, "expected 6 fields (topic q0 docid rank score runid) in a run line, found 3"),
     ],
 )
@@ -84,7 +96,11 @@ def test_read_run_bad_line_names_file_line_and_problem(tmp_path, text, line, pro
     ("text", "line", "problem"),
     [
         ("t1 Q0 d1 1\nt1 Q0 d2\n", 2, "expected 4 fields (topic q0 docid value) in a qrels line, found 3"),
-        ("t1 Q0 d1 1\nt1 Q0 d2 1 7\n", 2, "expected 4 fields (topic q0 docid value) in a qrels line, found 5"),
+        (
+            "t1 Q0 d1 1\nt1 Q0 d2 1 7\n",
+            2,
+            "expected 4 fields (topic q0 docid value) in a qrels line, found 5",
+        ),
         ("t1 Q0 d1 yes\n", 1, "value 'yes' is not a number"),
     ],
 )
@@ -112,3 +128,70 @@ def test_read_cast_files_have_the_documented_sizes(cast_dir):
     decaf = read_run(cast_dir / "runs" / "decaf01.run")
     assert len(decaf) == 19_400 and decaf.score.dtype == np.float64
     assert len(read_run(cast_dir / "runs" / "thunlp_bert_base_run_cv.run")) == 47_900
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "t1 Q0 d1 1 1.5 r\nt1 Q0 d2 2 0.5 r\n",  # one space: the Arrow path
+        "t1\tQ0\td1\t1\t1.5\tr\nt1\tQ0\td2\t2\t0.5\tr\n",  # tabs: the Arrow path
+        "t1  Q0 d1 1 1.5 r\nt1 Q0\td2 2 0.5 r\n",  # runs of spaces, mixed: the pandas path
+        "t1 Q0 d1 1 1.5 r\r\nt1 Q0 d2 2 0.5 r\r\n\n",  # CRLF and a trailing blank line
+    ],
+)
+def test_every_whitespace_layout_reads_the_same(tmp_path, text):
+    run = read_run(write(tmp_path, "r.txt", text))
+    assert (run.runid, run.topic.to_pylist(), run.docid.to_pylist(), run.score.tolist()) == (
+        "r",
+        ["t1", "t1"],
+        ["d1", "d2"],
+        [1.5, 0.5],
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        (
+            "t1\tQ0\td 1\t1\t1.5\tr\n",
+            "expected 6 fields (topic q0 docid rank score runid) in a run line, found 7",
+        ),
+        ("t1 Q0 d1 1 1.5 \n", "expected 6 fields (topic q0 docid rank score runid) in a run line, found 5"),
+    ],
+)
+def test_a_field_hiding_another_delimiter_is_still_a_bad_line(tmp_path, text, problem):
+    # given lines that have 6 fields for one delimiter but not as whitespace-separated TREC fields
+    path = write(tmp_path, "r.txt", text)
+    with pytest.raises(TrecFormatError) as raised:
+        read_run(path)
+    assert str(raised.value) == f"{path}:1: {problem}"
+
+
+def test_run_accepts_plain_sequences():
+    run = Run(runid="r", topic=np.array(["t", "t"], dtype=object), docid=["a", "b"], score=[1, 2])
+    assert run.docid.to_pylist() == ["a", "b"] and run.score.dtype == np.float64
+
+
+def test_run_rejects_columns_of_different_lengths():
+    with pytest.raises(ValueError, match="same length"):
+        Run(runid="r", topic=["t"], docid=["a", "b"], score=[1.0])
+
+
+def test_gzipped_files_are_read_and_checked(tmp_path):
+    import gzip
+
+    good = tmp_path / "input.good.gz"
+    good.write_bytes(gzip.compress(b"t1\tQ0\td1\t1\t1.5\tr\n"))
+    run = read_run(good)
+    assert (run.runid, run.docid.to_pylist(), run.score.tolist()) == ("r", ["d1"], [1.5])
+    bad = tmp_path / "input.bad.gz"
+    bad.write_bytes(gzip.compress(b"t1 Q0 d1 1 1.5 r\nt1 Q0 d2 2 r\n"))
+    with pytest.raises(TrecFormatError) as raised:
+        read_run(bad)
+    assert (
+        str(raised.value)
+        == f"{bad}:2: expected 6 fields (topic q0 docid rank score runid) in a run line, found 5"
+    )
+    qrels = tmp_path / "q.gz"
+    qrels.write_bytes(gzip.compress(b"t1 Q0 d1 2\n"))
+    assert read_qrels(qrels).value.tolist() == [2.0]

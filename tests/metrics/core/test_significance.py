@@ -14,6 +14,8 @@ from metrics.core.significance import (
     kendall_tau,
     pairwise_p_values,
     preference_scores,
+    randomized_hsd,
+    randomized_hsd_scores,
     score_differences,
     sensitivity,
     sign_test,
@@ -103,3 +105,27 @@ def test_bootstrap_single_topic_and_bad_input():
         bootstrap_ci(np.array([[np.nan, 0.5], [0.1, 0.2]]))
     with pytest.raises(ValueError, match="confidence"):
         bootstrap_ci(np.ones((3, 2)), confidence=95)
+
+
+def test_randomized_hsd_with_two_runs_is_the_sign_flip_test_of_measures_md_6_9():
+    # per-topic differences (0.1, 0.2, 0.3): 2 of the 8 sign patterns reach |mean| >= 0.2, exact p = 0.25
+    scores = np.array([[0.1, 0.0], [0.2, 0.0], [0.3, 0.0]])
+    p_value = randomized_hsd_scores(scores, resamples=20_000, seed=3)[0, 1]
+    assert abs(p_value - 0.25) < 4 * math.sqrt(0.25 * 0.75 / 20_000)
+
+
+@settings(max_examples=10, deadline=None)
+@given(arrays(np.float64, (5, 4), elements=st.floats(0, 1, allow_nan=False)), st.integers(0, 100))
+def test_randomized_hsd_of_differences_equals_the_metric_version(scores, seed):
+    by_tensor = randomized_hsd(score_differences(scores), resamples=300, seed=seed)
+    by_scores = randomized_hsd_scores(scores, resamples=300, seed=seed)
+    assert np.array_equal(np.isnan(by_tensor), np.isnan(by_scores))
+    assert np.allclose(by_tensor, by_scores, equal_nan=True)
+
+
+def test_randomized_hsd_is_seeded_and_rejects_bad_resamples():
+    rng = np.random.default_rng(1)
+    preferences = score_differences(rng.random((8, 3)))
+    assert np.array_equal(randomized_hsd(preferences, resamples=50, seed=2), randomized_hsd(preferences, resamples=50, seed=2), equal_nan=True)
+    with pytest.raises(ValueError, match="resamples"):
+        randomized_hsd(preferences, resamples=0)

@@ -3,6 +3,8 @@ with pytrec_eval-terrier per topic on all 23 CAsT 2019 runs."""
 
 import pytest
 import pytrec_eval
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from metrics.core import trec
 from metrics.core.ideal import levels_from_values, map_gains
@@ -98,7 +100,9 @@ def test_precision_examples(ranking, judgments, k, expected):
 def test_expected_search_length_examples():
     # E1: first relevant at rank 3; E3: none retrieved, m = 2, corpus of 100: worst case 100 - 2 + 1 = 99
     assert one(trec.expected_search_length(alignment_of(["a", "b", "c", "d"], binary("c", "d")))) == 3.0
-    assert one(trec.expected_search_length(alignment_of(["x", "y"], binary("a", "b")), corpus_size=100)) == 99.0
+    assert (
+        one(trec.expected_search_length(alignment_of(["x", "y"], binary("a", "b")), corpus_size=100)) == 99.0
+    )
 
 
 def test_expected_search_length_worst_case_never_beats_a_retrieved_item():
@@ -132,7 +136,9 @@ PI_PRIME = ["a", "x", "b", "y", "c"]
     ],
 )
 def test_weak_order_example(measure, expected_pi, expected_pi_prime):
-    assert one(measure(alignment_of(PI, WEAK_ORDER, levels_from_values))) == pytest.approx(expected_pi, abs=5e-7)
+    assert one(measure(alignment_of(PI, WEAK_ORDER, levels_from_values))) == pytest.approx(
+        expected_pi, abs=5e-7
+    )
     assert one(measure(alignment_of(PI_PRIME, WEAK_ORDER, levels_from_values))) == pytest.approx(
         expected_pi_prime, abs=5e-7
     )
@@ -144,7 +150,9 @@ def test_weak_order_example_with_exponential_gains():
         return map_gains(levels_from_values(qrels), {1: 1, 2: 3, 3: 7})
 
     assert one(trec.ndcg(alignment_of(PI, WEAK_ORDER, exponential))) == pytest.approx(0.835448, abs=5e-7)
-    assert one(trec.ndcg(alignment_of(PI_PRIME, WEAK_ORDER, exponential))) == pytest.approx(0.946136, abs=5e-7)
+    assert one(trec.ndcg(alignment_of(PI_PRIME, WEAK_ORDER, exponential))) == pytest.approx(
+        0.946136, abs=5e-7
+    )
 
 
 def test_preference_values_as_levels_equal_their_rank_not_their_size():
@@ -156,7 +164,9 @@ def test_preference_values_as_levels_equal_their_rank_not_their_size():
 
 def test_topic_missing_from_the_run_scores_as_an_empty_ranking():
     qrels = Qrels.from_records([("t", "a", 1), ("s", "b", 1)])
-    alignment = align(qrels, rank_run(Run.from_records([("t", "a", 1)]), ties=DOCID_DESCENDING, duplicates="collapse"))
+    alignment = align(
+        qrels, rank_run(Run.from_records([("t", "a", 1)]), ties=DOCID_DESCENDING, duplicates="collapse")
+    )
     assert alignment.topics == ["t", "s"]
     assert trec.ndcg(alignment).tolist() == [1.0, 0.0]
     assert trec.rbp_residual(alignment, 0.5).tolist() == [0.5, 1.0]
@@ -192,7 +202,9 @@ def test_equal_to_pytrec_eval_on_all_cast_runs(cast_dir, qrels_name):
     for run_path in run_paths:
         run = read_run(run_path)
         run_dict: dict[str, dict[str, float]] = {}
-        for topic, docid, score in zip(run.topic.to_pylist(), run.docid.to_pylist(), run.score.tolist(), strict=True):
+        for topic, docid, score in zip(
+            run.topic.to_pylist(), run.docid.to_pylist(), run.score.tolist(), strict=True
+        ):
             run_dict.setdefault(topic, {})[docid] = float(score)
         expected = evaluator.evaluate(run_dict)
         alignment = align(qrels, rank_run(run, ties=DOCID_DESCENDING, duplicates="collapse"))
@@ -202,3 +214,43 @@ def test_equal_to_pytrec_eval_on_all_cast_runs(cast_dir, qrels_name):
             values = measure(alignment)
             worst = max(abs(values[i] - expected[t][name]) for i, t in enumerate(topics))
             assert worst <= 1e-12, (run_path.name, name, worst)
+
+
+# pytrec_eval-terrier on arbitrary small inputs: score ties, duplicate run lines, unjudged and missing topics ---
+
+_docids = st.sampled_from([f"d{i}" for i in range(10)])
+_topics = st.sampled_from(["t1", "t2", "t3"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    qrels=st.lists(st.tuples(_topics, _docids, st.integers(0, 3)), min_size=1, max_size=20),
+    run=st.lists(
+        st.tuples(_topics, _docids, st.sampled_from([-1.0, 0.0, 0.5, 0.5, 2.0])), min_size=1, max_size=25
+    ),
+)
+def test_equal_to_pytrec_eval_on_arbitrary_inputs(qrels, run):
+    qrels_dict: dict[str, dict[str, int]] = {}
+    for topic, docid, value in qrels:  # a repeated pair keeps its maximum, as our reader does
+        qrels_dict.setdefault(topic, {})[docid] = max(value, qrels_dict.get(topic, {}).get(docid, value))
+    run_dict: dict[str, dict[str, float]] = {}
+    for topic, docid, score in run:  # a repeated pair keeps its last score (pytrec_eval's dict)
+        run_dict.setdefault(topic, {})[docid] = score
+    expected = pytrec_eval.RelevanceEvaluator(
+        qrels_dict, {"ndcg_cut.3", "ndcg", "map", "recip_rank", "P.2"}
+    ).evaluate(run_dict)
+    alignment = align(
+        Qrels.from_records(qrels),
+        rank_run(Run.from_records(run), ties=DOCID_DESCENDING, duplicates="collapse"),
+    )
+    topics = [t for t, present in zip(alignment.topics, alignment.is_in_run, strict=True) if present]
+    assert sorted(topics) == sorted(expected)
+    for name, values in {
+        "ndcg_cut_3": trec.ndcg(alignment, 3),
+        "ndcg": trec.ndcg(alignment),
+        "map": trec.average_precision(alignment),
+        "recip_rank": trec.reciprocal_rank(alignment),
+        "P_2": trec.precision(alignment, 2),
+    }.items():
+        for i, topic in enumerate(topics):
+            assert values[i] == pytest.approx(expected[topic][name], abs=1e-12), (name, topic)

@@ -1,0 +1,35 @@
+"""Writes of the pools app: creating collections and importing topics, passages, qrels and runs.
+
+Every import is all or nothing: the file is validated line by line inside one transaction, and the first bad
+line raises :class:`pools.trec.TrecFormatError` (``file:line: problem``) and rolls everything back. Rows are
+written in batches (``bulk_create``/``bulk_update``, COPY on PostgreSQL), never one query per line. A run is
+validated by streaming and stored as a file under MEDIA_ROOT (see :func:`run_import`).
+"""
+
+from pools.services.collection import collection_create, collection_delete, collection_get_or_create
+from pools.services.demo import DEMO_COLLECTION_NAME, DemoLoadResult, demo_load
+from pools.services.importing import BATCH_SIZE, ImportRejectedError, ImportResult
+from pools.services.passages import passage_format_for, passages_import
+from pools.services.qrels import qrels_import
+from pools.services.runs import run_delete, run_import
+from pools.services.topics import topics_import_cast, topics_import_tsv, topics_import_turns
+
+__all__ = [
+    "BATCH_SIZE",
+    "DEMO_COLLECTION_NAME",
+    "DemoLoadResult",
+    "ImportRejectedError",
+    "ImportResult",
+    "collection_create",
+    "collection_delete",
+    "collection_get_or_create",
+    "demo_load",
+    "passage_format_for",
+    "passages_import",
+    "qrels_import",
+    "run_delete",
+    "run_import",
+    "topics_import_cast",
+    "topics_import_tsv",
+    "topics_import_turns",
+]
