@@ -24,6 +24,7 @@ migrate: install
 demo-data: migrate
 	$(PY) manage.py demo_load
 	$(PY) manage.py demo_run
+	$(PY) manage.py scores_show demo-crowd
 
 demo: demo-data
 	$(PY) manage.py demo_superuser
@@ -34,6 +35,7 @@ serve: migrate
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
 test: install
+	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest
 

@@ -113,6 +113,10 @@ STORAGES = {
     },
 }
 
+# Outside production whitenoise serves straight from the app and static folders (no collectstatic needed).
+WHITENOISE_USE_FINDERS = not IS_PRODUCTION
+WHITENOISE_AUTOREFRESH = not IS_PRODUCTION
+
 LOGIN_URL = "admin:login"
 
 REST_FRAMEWORK = {

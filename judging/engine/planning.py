@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from judging.engine.oracles import PerfectOracle
@@ -84,10 +84,12 @@ def plan_campaign(
         )
         for name in ("judgments", "hits", "cost_usd", "rounds"):
             totals[name].append(float(getattr(result, name)))
-        removed = {topic: _culled_in_stage1(result, topic) for topic in topics}
-        output = {topic: {item.docid for item in result.topics[topic].ranked} for topic in topics}
-        culled.add_trial(true_orders, params.k, lambda topic, docid: docid in removed[topic])
-        lost.add_trial(true_orders, params.k, lambda topic, docid: docid not in output[topic])
+        culled.add_trial(true_orders, params.k, {t: _culled_in_stage1(result, t) for t in topics})
+        lost.add_trial(
+            true_orders,
+            params.k,
+            {t: set(true_orders[t]) - {item.docid for item in result.topics[t].ranked} for t in topics},
+        )
         for topic, order in true_orders.items():
             outcome = result.topics[topic]
             if len(order) >= params.k and outcome.rounds and outcome.rounds[0].stage == 1:
@@ -148,15 +150,14 @@ class _MissTally:
         self.rank_trials: Counter[int] = Counter()
         self.any_topic = 0
 
-    def add_trial(
-        self, true_orders: Mapping[str, list[str]], k: int, is_missed: Callable[[str, str], bool]
-    ) -> None:
+    def add_trial(self, true_orders: Mapping[str, list[str]], k: int, missed: Mapping[str, set[str]]) -> None:
+        """Count one trial; ``missed[topic]`` holds the items that count as missed in it."""
         any_missed = False
         for topic, order in true_orders.items():
             topic_missed = False
             for rank, docid in enumerate(order[:k], start=1):
                 self.rank_trials[rank] += 1
-                if is_missed(topic, docid):
+                if docid in missed[topic]:
                     self.ranks[rank] += 1
                     topic_missed = True
             if topic_missed:

@@ -1,156 +1,102 @@
 """Pure evaluation core: numpy/scipy, plus pandas and pyarrow for reading and ordering runs at C speed; no Django.
-Public API in ``__all__``."""
 
-# Part A: readers, orderings, ideal rankings, compatibility, trec_eval measures, measure registry.
-from metrics.core.evaluate import (
-    MEASURES,
-    EvaluationOptions,
-    Measure,
-    MeasureFamily,
-    Ordering,
-    TopicScores,
-    evaluate_run,
-    evaluate_runs,
-    parse_measure,
-    register_measure,
-    score_matrix,
-)
-from metrics.core.ideal import combined_levels, ideal_positions, ideal_ranking, levels_from_values, map_gains
-from metrics.core.ranking import DOCID_ASCENDING, DOCID_DESCENDING, Alignment, RankedRun, align, rank_run
-from metrics.core.rbo import P_PRESETS, compatibility, compatibility_of_ranking, ideal_rbo, rbo
-from metrics.core.readers import Qrels, Run, TrecFormatError, read_qrels, read_run
-from metrics.core.trec import (
-    average_precision,
-    expected_search_length,
-    ndcg,
-    precision,
-    rbp,
-    rbp_residual,
-    reciprocal_rank,
-)
+Public API in ``__all__``; each name is imported from its module on first use (PEP 562), so a command that needs
+only the readers and compatibility does not pay for scipy.stats."""
 
-__all__: list[str] = [
-    "DOCID_ASCENDING",
-    "DOCID_DESCENDING",
-    "MEASURES",
-    "P_PRESETS",
-    "Alignment",
-    "EvaluationOptions",
-    "Measure",
-    "MeasureFamily",
-    "Ordering",
-    "Qrels",
-    "RankedRun",
-    "Run",
-    "TopicScores",
-    "TrecFormatError",
-    "align",
-    "average_precision",
-    "combined_levels",
-    "compatibility",
-    "compatibility_of_ranking",
-    "evaluate_runs",
-    "evaluate_run",
-    "expected_search_length",
-    "ideal_positions",
-    "ideal_ranking",
-    "ideal_rbo",
-    "levels_from_values",
-    "map_gains",
-    "ndcg",
-    "parse_measure",
-    "precision",
-    "rank_run",
-    "rbo",
-    "rbp",
-    "rbp_residual",
-    "read_qrels",
-    "read_run",
-    "reciprocal_rank",
-    "register_measure",
-    "score_matrix",
-]
+from __future__ import annotations
 
-# Part B (meta-evaluation, preference measures) appends its imports and ``__all__ += [...]`` below.
-from metrics.core.judgment_errors import (  # noqa: E402
-    JUDGE_SETTINGS,
-    JUDGES,
-    SimulationInput,
-    Stability,
-    inclusion_probabilities,
-    judge_parameters,
-    judge_rates,
-    judgment_error_stability,
-    meta_ap,
-    perturb_relevance,
-    simulation_input,
-)
-from metrics.core.lexiprecision import (  # noqa: E402
-    document_positions,
-    lexiprecision,
-    lexiprecision_matrix,
-    lexiprecision_per_topic,
-    relevant_positions,
-    topic_positions,
-)
-from metrics.core.preference import ppref, ppref_per_topic, wpref, wpref_per_topic  # noqa: E402
-from metrics.core.rpp import (  # noqa: E402
-    graded_rpp,
-    mc4_scores,
-    recall_level_weights,
-    rpp,
-    rpp_matrix,
-    rpp_per_topic,
-)
-from metrics.core.significance import (  # noqa: E402
-    bootstrap_ci,
-    kendall_tau,
-    pairwise_p_values,
-    preference_scores,
-    randomized_hsd,
-    randomized_hsd_scores,
-    score_differences,
-    sensitivity,
-    sign_test,
-    t_test,
-)
+import importlib
+from typing import Any
 
-__all__ += [
-    "JUDGES",
-    "JUDGE_SETTINGS",
-    "SimulationInput",
-    "Stability",
-    "bootstrap_ci",
-    "document_positions",
-    "graded_rpp",
-    "inclusion_probabilities",
-    "judge_parameters",
-    "judge_rates",
-    "judgment_error_stability",
-    "kendall_tau",
-    "lexiprecision",
-    "lexiprecision_matrix",
-    "lexiprecision_per_topic",
-    "mc4_scores",
-    "meta_ap",
-    "pairwise_p_values",
-    "perturb_relevance",
-    "ppref",
-    "ppref_per_topic",
-    "preference_scores",
-    "randomized_hsd",
-    "randomized_hsd_scores",
-    "recall_level_weights",
-    "relevant_positions",
-    "rpp",
-    "rpp_matrix",
-    "rpp_per_topic",
-    "score_differences",
-    "sensitivity",
-    "sign_test",
-    "simulation_input",
-    "t_test",
-    "topic_positions",
-    "wpref",
-    "wpref_per_topic",
-]
+_EXPORTS: dict[str, str] = {
+    "EvaluationOptions": "metrics.core.evaluate",
+    "MEASURES": "metrics.core.evaluate",
+    "Measure": "metrics.core.evaluate",
+    "MeasureFamily": "metrics.core.evaluate",
+    "Ordering": "metrics.core.evaluate",
+    "TopicScores": "metrics.core.evaluate",
+    "evaluate_run": "metrics.core.evaluate",
+    "evaluate_runs": "metrics.core.evaluate",
+    "parse_measure": "metrics.core.evaluate",
+    "register_measure": "metrics.core.evaluate",
+    "score_matrix": "metrics.core.evaluate",
+    "combined_levels": "metrics.core.ideal",
+    "ideal_positions": "metrics.core.ideal",
+    "ideal_ranking": "metrics.core.ideal",
+    "levels_from_values": "metrics.core.ideal",
+    "map_gains": "metrics.core.ideal",
+    "JUDGES": "metrics.core.judgment_errors",
+    "JUDGE_SETTINGS": "metrics.core.judgment_errors",
+    "SimulationInput": "metrics.core.judgment_errors",
+    "Stability": "metrics.core.judgment_errors",
+    "inclusion_probabilities": "metrics.core.judgment_errors",
+    "judge_parameters": "metrics.core.judgment_errors",
+    "judge_rates": "metrics.core.judgment_errors",
+    "judgment_error_stability": "metrics.core.judgment_errors",
+    "meta_ap": "metrics.core.judgment_errors",
+    "perturb_relevance": "metrics.core.judgment_errors",
+    "simulation_input": "metrics.core.judgment_errors",
+    "document_positions": "metrics.core.lexiprecision",
+    "lexiprecision": "metrics.core.lexiprecision",
+    "lexiprecision_matrix": "metrics.core.lexiprecision",
+    "lexiprecision_per_topic": "metrics.core.lexiprecision",
+    "relevant_positions": "metrics.core.lexiprecision",
+    "topic_positions": "metrics.core.lexiprecision",
+    "ppref": "metrics.core.preference",
+    "ppref_per_topic": "metrics.core.preference",
+    "wpref": "metrics.core.preference",
+    "wpref_per_topic": "metrics.core.preference",
+    "Alignment": "metrics.core.ranking",
+    "DOCID_ASCENDING": "metrics.core.ranking",
+    "DOCID_DESCENDING": "metrics.core.ranking",
+    "RankedRun": "metrics.core.ranking",
+    "align": "metrics.core.ranking",
+    "rank_run": "metrics.core.ranking",
+    "P_PRESETS": "metrics.core.rbo",
+    "compatibility": "metrics.core.rbo",
+    "compatibility_of_ranking": "metrics.core.rbo",
+    "ideal_rbo": "metrics.core.rbo",
+    "rbo": "metrics.core.rbo",
+    "Qrels": "metrics.core.readers",
+    "Run": "metrics.core.readers",
+    "TrecFormatError": "metrics.core.readers",
+    "read_qrels": "metrics.core.readers",
+    "read_run": "metrics.core.readers",
+    "graded_rpp": "metrics.core.rpp",
+    "mc4_scores": "metrics.core.rpp",
+    "recall_level_weights": "metrics.core.rpp",
+    "rpp": "metrics.core.rpp",
+    "rpp_matrix": "metrics.core.rpp",
+    "rpp_per_topic": "metrics.core.rpp",
+    "bootstrap_ci": "metrics.core.significance",
+    "kendall_tau": "metrics.core.significance",
+    "pairwise_p_values": "metrics.core.significance",
+    "preference_scores": "metrics.core.significance",
+    "randomized_hsd": "metrics.core.significance",
+    "randomized_hsd_scores": "metrics.core.significance",
+    "score_differences": "metrics.core.significance",
+    "sensitivity": "metrics.core.significance",
+    "sign_test": "metrics.core.significance",
+    "t_test": "metrics.core.significance",
+    "average_precision": "metrics.core.trec",
+    "expected_search_length": "metrics.core.trec",
+    "ndcg": "metrics.core.trec",
+    "precision": "metrics.core.trec",
+    "rbp": "metrics.core.trec",
+    "rbp_residual": "metrics.core.trec",
+    "reciprocal_rank": "metrics.core.trec",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -176,7 +176,8 @@ def align(qrels: Qrels, ranked: RankedRun) -> Alignment:
     run_length[run_topic_index[present]] = lengths[present]
     is_in_run[run_topic_index[present]] = True
 
-    position = _judged_positions(qrels.docid[grouping], judged_topic, ranked, run_topic_index)
+    vocabulary, docid_code = qrels.docid_codes
+    position = _judged_positions(vocabulary, docid_code[grouping], judged_topic, ranked, run_topic_index)
     return Alignment(
         runid=ranked.runid,
         topics=topics,
@@ -189,28 +190,33 @@ def align(qrels: Qrels, ranked: RankedRun) -> Alignment:
 
 
 def _judged_positions(
-    judged_docid: np.ndarray, judged_topic: np.ndarray, ranked: RankedRun, run_topic_index: np.ndarray
+    vocabulary: pa.Array,
+    judged_code: np.ndarray,
+    judged_topic: np.ndarray,
+    ranked: RankedRun,
+    run_topic_index: np.ndarray,
 ) -> np.ndarray:
     """Position of each judged docid in its topic's ranking (first occurrence), or NOT_RETRIEVED.
 
-    Only run lines whose docid is judged somewhere leave Arrow (a hash lookup), so the cost follows the qrels.
+    ``vocabulary`` holds the distinct judged docids and ``judged_code`` each judged row's index in it. Only run
+    lines whose docid is judged somewhere leave Arrow (one hash lookup), so the cost follows the qrels.
     """
-    result = np.full(len(judged_docid), NOT_RETRIEVED, dtype=np.int64)
-    if len(judged_docid) == 0 or len(ranked.docid) == 0:
+    result = np.full(len(judged_code), NOT_RETRIEVED, dtype=np.int64)
+    if len(judged_code) == 0 or len(ranked.docid) == 0:
         return result
-    judged_vocabulary = pd.unique(judged_docid)
-    judged_code = pd.Index(judged_vocabulary).get_indexer(judged_docid).astype(np.int64)
-    run_code = pc.fill_null(
-        pc.index_in(ranked.docid, value_set=pa.array(judged_vocabulary, type=pa.string())), -1
-    ).to_numpy(zero_copy_only=False)
-    lengths = np.diff(ranked.offsets)
-    run_row_topic = np.repeat(run_topic_index, lengths)
-    hit = np.flatnonzero((run_code >= 0) & (run_row_topic >= 0))
-    run_row_position = hit - np.repeat(ranked.offsets[:-1], lengths)[hit]
-    stride = len(judged_vocabulary)
-    run_pair = run_row_topic[hit] * stride + run_code[hit]
+    run_code = pc.fill_null(pc.index_in(ranked.docid, value_set=vocabulary), -1).to_numpy(
+        zero_copy_only=False
+    )
+    hit = np.flatnonzero(run_code >= 0)
+    hit_topic = np.searchsorted(ranked.offsets, hit, side="right") - 1
+    hit_position = hit - ranked.offsets[hit_topic]
+    hit_topic = run_topic_index[hit_topic]
+    is_evaluated = hit_topic >= 0
+    stride = len(vocabulary)
+    run_pair = hit_topic[is_evaluated] * stride + run_code[hit][is_evaluated]
+    hit_position = hit_position[is_evaluated]
     # Rows of a topic are in rank order, so the first copy of a pair is its best position.
     is_first = ~pd.Series(run_pair).duplicated(keep="first").to_numpy()
     found = pd.Index(run_pair[is_first]).get_indexer(judged_topic * stride + judged_code)
-    result[found >= 0] = run_row_position[is_first][found[found >= 0]]
+    result[found >= 0] = hit_position[is_first][found[found >= 0]]
     return result

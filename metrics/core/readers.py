@@ -22,6 +22,7 @@ import gzip
 import io
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -64,6 +65,14 @@ class Qrels:
 
     def __len__(self) -> int:
         return len(self.value)
+
+    @cached_property
+    def docid_codes(self) -> tuple[pa.Array, np.ndarray]:
+        """(distinct docids as an Arrow array, the index of each row's docid in it); computed once per qrels,
+        as every run evaluated against these qrels looks its docids up in it."""
+        vocabulary = pd.unique(self.docid)
+        codes = pd.Index(vocabulary).get_indexer(self.docid).astype(np.int64)
+        return pa.array(vocabulary, type=pa.string()), codes
 
     def topics(self) -> list[str]:
         """Distinct topics in first-seen order."""
@@ -171,6 +180,8 @@ def _read_run_arrow(path: Path) -> Run | None:
     other = " " if delimiter == "\t" else "\t"
     for name in ("topic", "docid", "runid"):
         column = table.column(name)
+        if name != "docid":  # few distinct topics and runids: check those only
+            column = pc.unique(column)
         if pc.min(pc.binary_length(column)).as_py() == 0 or pc.any(pc.match_substring(column, other)).as_py():
             return None
     return Run(

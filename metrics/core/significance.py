@@ -14,7 +14,7 @@ import warnings
 from typing import Literal
 
 import numpy as np
-from scipy import stats
+import scipy  # scipy.stats loads on first use: the CLI starts faster without it
 
 Test = Literal["t", "sign"]
 TESTS: tuple[str, ...] = ("t", "sign")
@@ -44,7 +44,7 @@ def t_test(differences: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
         # constant columns are settled below; scipy only warns about their zero variance
         warnings.simplefilter("ignore", RuntimeWarning)
-        p_values = stats.ttest_1samp(differences, 0.0, axis=0).pvalue
+        p_values = scipy.stats.ttest_1samp(differences, 0.0, axis=0).pvalue
     constant_p = np.where(differences[0] == 0, 1.0, 0.0)
     return np.where(is_constant, constant_p, np.nan_to_num(p_values, nan=1.0))
 
@@ -52,13 +52,13 @@ def t_test(differences: np.ndarray) -> np.ndarray:
 def sign_test(differences: np.ndarray) -> np.ndarray:
     """Two-sided exact sign (binomial) test of per-topic differences, column by column ([LP] section 4.2
     for sgnLP; measures.md A9): zeros are dropped, and with k positive among n non-zero values
-    ``p = min(1, 2 * P[Binomial(n, 1/2) <= min(k, n - k)])``, as ``scipy.stats.binomtest(k, n)``. No non-zero
+    ``p = min(1, 2 * P[Binomial(n, 1/2) <= min(k, n - k)])``, as ``scipy.scipy.stats.binomtest(k, n)``. No non-zero
     value gives p = 1. Shapes as in ``t_test``.
     """
     differences = _finite("differences", differences)
     positive = (differences > 0).sum(axis=0)
     nonzero = (differences != 0).sum(axis=0)
-    p_values = 2.0 * stats.binom.cdf(np.minimum(positive, nonzero - positive), nonzero, 0.5)
+    p_values = 2.0 * scipy.stats.binom.cdf(np.minimum(positive, nonzero - positive), nonzero, 0.5)
     return np.where(nonzero == 0, 1.0, np.minimum(p_values, 1.0))
 
 
@@ -105,13 +105,13 @@ def sensitivity(p_values: np.ndarray, *, alpha: float = 0.05, correction: Correc
 def kendall_tau(run_scores: np.ndarray, other_run_scores: np.ndarray) -> float:
     """Kendall's tau-b between the system orderings of two measures ([C] "consistency", [RPP] Table 2):
     ``run_scores`` and ``other_run_scores`` are one value per run (e.g. the mean over topics), shape
-    ``(K,)``. tau-b handles tied scores (measures.md A24; ``scipy.stats.kendalltau``); ``nan`` when either
+    ``(K,)``. tau-b handles tied scores (measures.md A24; ``scipy.scipy.stats.kendalltau``); ``nan`` when either
     measure gives every run the same score."""
     run_scores = _finite("run_scores", run_scores)
     other_run_scores = _finite("other_run_scores", other_run_scores)
     if run_scores.shape != other_run_scores.shape:
         raise ValueError(f"one score per run in both, got {run_scores.shape} and {other_run_scores.shape}")
-    return float(stats.kendalltau(run_scores, other_run_scores).statistic)
+    return float(scipy.stats.kendalltau(run_scores, other_run_scores).statistic)
 
 
 def preference_scores(preferences: np.ndarray) -> np.ndarray:
@@ -127,7 +127,7 @@ def bootstrap_ci(
     scores: np.ndarray, *, confidence: float = 0.95, resamples: int = 10_000, seed: int = 0
 ) -> np.ndarray:
     """Percentile bootstrap confidence interval of each run's mean score over topics ([C] Figure 9): topics
-    are resampled with replacement ``resamples`` times (``scipy.stats.bootstrap``, seeded, so the same
+    are resampled with replacement ``resamples`` times (``scipy.scipy.stats.bootstrap``, seeded, so the same
     input gives the same interval). ``scores``: shape ``(Q, K)``; returns ``(K, 2)`` rows ``(low, high)``.
     One topic gives the degenerate interval ``(score, score)``."""
     scores = _finite("scores", scores)
@@ -138,7 +138,7 @@ def bootstrap_ci(
     if scores.shape[0] == 1:
         return np.repeat(scores[0][:, None], 2, axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        result = stats.bootstrap(
+        result = scipy.stats.bootstrap(
             (scores,),
             np.mean,
             axis=0,
