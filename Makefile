@@ -19,7 +19,7 @@ $(VENV)/.installed: pyproject.toml
 install: $(VENV)/.installed
 
 migrate: install
-	$(PY) manage.py migrate --noinput
+	$(PY) manage.py migrate --noinput -v 0
 
 demo-data: migrate
 	$(PY) manage.py demo_load
