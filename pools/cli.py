@@ -83,15 +83,19 @@ def format_grade(grade: float) -> str:
 
 def thin_summary(qrels: dict, pools: dict, *, k: int) -> str:
     """One line: topics with a pool, candidates, largest pool and its topic (the first in sorted order if
-    several tie), and how many judged topics had no positive grade."""
+    several tie), how many judgments were positive (the pool thinning chose from), and how many judged topics
+    had no positive grade."""
     candidates = sum(len(pool) for pool in pools.values())
     text = f"thin -k {k}: {len(pools)} topics, {candidates} candidates"
     if pools:
         largest_topic = min(pools, key=lambda topic_id: (-len(pools[topic_id]), topic_id))
         text += f", largest pool {len(pools[largest_topic])} (topic {largest_topic})"
+    judged = sum(len(grades) for grades in qrels.values())
+    positive = sum(1 for grades in qrels.values() for grade in grades.values() if grade > 0)
+    text += f"; {positive} of {judged} judgments positive"
     left_out = len(qrels) - len(pools)
     if left_out:
-        text += f"; {left_out} topics without a positive grade left out"
+        text += f"; {left_out} {'topic' if left_out == 1 else 'topics'} without a positive grade left out"
     return text
 
 
