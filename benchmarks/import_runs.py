@@ -51,7 +51,6 @@ def measure_one(lines: int) -> dict:
     from django.core.management import call_command
 
     from pools import services
-    from pools.models import Collection
 
     call_command("migrate", verbosity=0)
     run_path = work_dir / "bench.run"
@@ -64,7 +63,6 @@ def measure_one(lines: int) -> dict:
     seconds = time.perf_counter() - started
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     size = run_path.stat().st_size
-    stored = Path(run.file.path)
     result = {
         "lines": run.line_count,
         "topics": run.topic_count,
@@ -75,8 +73,7 @@ def measure_one(lines: int) -> dict:
         "database": django.db.connection.vendor,
     }
     # Leave no trace: the benchmark database may be a shared one when DATABASE_URL is set.
-    stored.unlink()
-    Collection.objects.filter(name=name).delete()
+    services.collection_delete(collection=collection)
     django.db.connections.close_all()
     shutil.rmtree(work_dir)
     return result

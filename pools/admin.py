@@ -5,7 +5,7 @@ from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 from django.utils.text import Truncator
 
-from pools import services
+from pools import selectors, services
 from pools.models import Collection, GradedJudgment, Item, Run, Topic
 
 PREVIEW_CHARACTERS = 120
@@ -27,14 +27,16 @@ class CollectionAdmin(admin.ModelAdmin):
     readonly_fields = ["created_at"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Collection]:
-        # Three joined counts multiply each other's rows; distinct keeps every count exact.
         return (
             super()
             .get_queryset(request)
             .annotate(
-                topic_total=Count("topics", distinct=True),
-                item_total=Count("items", distinct=True),
-                run_total=Count("runs", distinct=True),
+                topic_total=selectors.rows_per_collection(Topic.objects.all()),
+                item_total=selectors.rows_per_collection(Item.objects.all()),
+                run_total=selectors.rows_per_collection(Run.objects.all()),
+                judgment_total=selectors.rows_per_collection(
+                    GradedJudgment.objects.all(), collection_field="topic__collection"
+                ),
             )
         )
 
@@ -53,9 +55,9 @@ class CollectionAdmin(admin.ModelAdmin):
     def item_count(self, collection: Collection) -> int:
         return collection.item_total
 
-    @admin.display(description="graded judgments")
+    @admin.display(description="graded judgments", ordering="judgment_total")
     def judgment_count(self, collection: Collection) -> int:
-        return GradedJudgment.objects.filter(topic__collection=collection).count()
+        return collection.judgment_total
 
     @admin.display(description="runs", ordering="run_total")
     def run_count(self, collection: Collection) -> int:

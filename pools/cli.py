@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-IMPORT_KINDS = ("topics", "passages", "qrels", "run")
+from pools.thinning import DEFAULT_ANSWER_GRADE, SCHEMES, thin_qrels
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -31,7 +31,7 @@ def _register_thin(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("qrels", metavar="QRELS", help="TREC qrels file 'topic Q0 docid grade'")
     parser.add_argument(
         "--scheme",
-        choices=("graded", "abc"),
+        choices=SCHEMES,
         default="graded",
         help="graded: whole grades from the top (section 4.1, default); abc: the three-grade first pass of "
         "section 7: A (grade >= --answer-grade) then, if fewer than K, B (other positive grades)",
@@ -47,7 +47,6 @@ def _register_thin(subparsers: argparse._SubParsersAction) -> None:
 
 
 def thin_command(args: argparse.Namespace) -> int:
-    from pools.thinning import DEFAULT_ANSWER_GRADE, thin_qrels
     from pools.trec import TrecFormatError, read_qrels
 
     if args.k < 1:
@@ -161,55 +160,32 @@ def _add_common_import_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def import_command(args: argparse.Namespace) -> int:
+    from django.core.exceptions import ValidationError
+
     from pools import services
     from pools.models import Collection
+    from pools.services.topics import topic_format_for
     from pools.trec import TrecFormatError
 
     prefix = f"toppref import {args.kind}"
-    try:
-        if args.create:
-            collection = services.collection_get_or_create(
-                name=args.collection, is_strict=args.create == "strict"
-            )
-        else:
-            collection = Collection.objects.get(name=args.collection)
-    except Collection.DoesNotExist:
+    if args.kind == "topics" and args.resolved and (args.format or topic_format_for(args.path)) != "cast":
+        print(f"{prefix}: --resolved only applies to CAsT JSON topics", file=sys.stderr)
+        return 2
+    collection = Collection.objects.filter(name=args.collection).first()
+    if collection is None and not args.create:
         print(
             f"{prefix}: no collection {args.collection!r} (create it with 'toppref collection create' or --create)",
             file=sys.stderr,
         )
         return 1
-    progress = not args.quiet
     try:
-        if args.kind == "topics":
-            format = args.format or ("cast" if args.path.lower().endswith(".json") else "tsv")
-            if format == "cast":
-                result = services.topics_import_cast(
-                    collection=collection, path=args.path, resolved_path=args.resolved
-                )
-            elif format == "turns" and not args.resolved:
-                result = services.topics_import_turns(collection=collection, path=args.path)
-            elif args.resolved:
-                print(f"{prefix}: --resolved only applies to CAsT JSON topics", file=sys.stderr)
-                return 2
-            else:
-                result = services.topics_import_tsv(collection=collection, path=args.path, progress=progress)
-            message = f"topics: {result}"
-        elif args.kind == "passages":
-            result = services.passages_import(
-                collection=collection, path=args.path, format=args.format, progress=progress
-            )
-            message = f"passages: {result}"
-        elif args.kind == "qrels":
-            result = services.qrels_import(
-                collection=collection, path=args.path, replace=args.replace, progress=progress
-            )
-            message = f"graded judgments: {result}"
+        if collection is None:
+            collection, message = _create_and_import(args, progress=not args.quiet)
         else:
-            run = services.run_import(
-                collection=collection, path=args.path, name=args.name, replace=args.replace, progress=progress
-            )
-            message = f"run {run.name}: {run.line_count} lines over {run.topic_count} topics, stored as {run.file.name}"
+            message = _import_file(args, collection, progress=not args.quiet)
+    except ValidationError as error:
+        print(f"{prefix}: {validation_problems(error)} (nothing imported)", file=sys.stderr)
+        return 1
     except (TrecFormatError, services.ImportRejectedError) as error:
         print(f"{prefix}: {error} (nothing imported)", file=sys.stderr)
         return 1
@@ -220,6 +196,53 @@ def import_command(args: argparse.Namespace) -> int:
         return 1
     print(f"{collection.name}: {message}")
     return 0
+
+
+def _create_and_import(args: argparse.Namespace, *, progress: bool) -> tuple:
+    """``--create``: the new collection and the import's message; the collection is deleted again if the
+    import fails. Not one transaction: a run is validated outside any (see ``run_import``), and on SQLite an
+    open transaction holds the write lock for as long as a large file takes to read."""
+    from pools import services
+
+    collection = services.collection_create(name=args.collection, is_strict=args.create == "strict")
+    try:
+        return collection, _import_file(args, collection, progress=progress)
+    except BaseException:
+        services.collection_delete(collection=collection)
+        raise
+
+
+def _import_file(args: argparse.Namespace, collection, *, progress: bool) -> str:
+    from pools import services
+
+    if args.kind == "topics":
+        result = services.topics_import(
+            collection=collection,
+            path=args.path,
+            format=args.format,
+            resolved_path=args.resolved,
+            progress=progress,
+        )
+        return f"topics: {result}"
+    if args.kind == "passages":
+        result = services.passages_import(
+            collection=collection, path=args.path, format=args.format, progress=progress
+        )
+        return f"passages: {result}"
+    if args.kind == "qrels":
+        result = services.qrels_import(
+            collection=collection, path=args.path, replace=args.replace, progress=progress
+        )
+        return f"graded judgments: {result}"
+    run = services.run_import(
+        collection=collection, path=args.path, name=args.name, replace=args.replace, progress=progress
+    )
+    return f"run {run.name}: {run.line_count} lines over {run.topic_count} topics, stored as {run.file.name}"
+
+
+def validation_problems(error) -> str:
+    """A model ValidationError as ``field: message; field: message``."""
+    return "; ".join(f"{field}: {' '.join(messages)}" for field, messages in error.message_dict.items())
 
 
 def _register_collection(subparsers: argparse._SubParsersAction) -> None:
@@ -249,10 +272,7 @@ def collection_create_command(args: argparse.Namespace) -> int:
             name=args.name, description=args.description, is_strict=not args.lenient
         )
     except ValidationError as error:
-        problems = "; ".join(
-            f"{field}: {' '.join(messages)}" for field, messages in error.message_dict.items()
-        )
-        print(f"toppref collection create: {problems}", file=sys.stderr)
+        print(f"toppref collection create: {validation_problems(error)}", file=sys.stderr)
         return 1
     print(f"created collection {collection.name} ({'strict' if collection.is_strict else 'lenient'})")
     return 0

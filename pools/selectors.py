@@ -1,16 +1,33 @@
 """Reads of the pools app."""
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, OuterRef, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
-from pools.models import Collection, GradedJudgment
+from pools.models import Collection, GradedJudgment, Item, Run, Topic
 from pools.thinning import DEFAULT_ANSWER_GRADE, thin_qrels
 
 
+def rows_per_collection(rows: QuerySet, *, collection_field: str = "collection") -> Coalesce:
+    """How many of ``rows`` belong to each collection, as an expression to annotate collections with (0 when
+    none). A correlated subquery per count: counting several relations through joins instead, even with
+    ``distinct=True``, makes the database build their product, topics x items x runs rows per collection,
+    which takes minutes for a collection the size of CAsT."""
+    counts = (
+        rows.filter(**{collection_field: OuterRef("pk")})
+        .order_by()
+        .values(collection_field)
+        .annotate(count=Count("pk"))
+        .values("count")
+    )
+    return Coalesce(Subquery(counts), 0)
+
+
 def collection_list_with_counts() -> QuerySet[Collection]:
+    """Collections by name, with ``topic_count``, ``item_count`` and ``run_count``."""
     return Collection.objects.annotate(
-        topic_count=Count("topics", distinct=True),
-        item_count=Count("items", distinct=True),
-        run_count=Count("runs", distinct=True),
+        topic_count=rows_per_collection(Topic.objects.all()),
+        item_count=rows_per_collection(Item.objects.all()),
+        run_count=rows_per_collection(Run.objects.all()),
     ).order_by("name")
 
 

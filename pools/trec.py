@@ -176,6 +176,9 @@ def iter_topics_tsv(
             raise TrecFormatError(path, line_number, "expected 'topic_id<TAB>question', found no tab")
         if not topic_id:
             raise TrecFormatError(path, line_number, "empty topic id")
+        if any(character.isspace() for character in topic_id):
+            # A topic id with a space could never be named in a qrels or run line.
+            raise TrecFormatError(path, line_number, f"topic id {topic_id!r} contains white space")
         if not question:
             raise TrecFormatError(path, line_number, f"empty question for topic {topic_id}")
         yield line_number, topic_id, question
@@ -195,7 +198,7 @@ def iter_turns_tsv(path: str | os.PathLike[str], *, progress: bool = False) -> I
         topic_id, conversation_id, turn_text, utterance = (column.strip() for column in columns)
         if not topic_id or not conversation_id:
             raise TrecFormatError(path, line_number, "empty topic id or conversation id")
-        if not turn_text.isdigit():
+        if not turn_text.isdecimal():
             raise TrecFormatError(path, line_number, f"turn {turn_text!r} is not a whole number")
         if not utterance:
             raise TrecFormatError(path, line_number, f"empty utterance for topic {topic_id}")
@@ -270,7 +273,16 @@ def read_cast_topics(path: str | os.PathLike[str]) -> list[CastTurn]:
 
     JSON has no lines of its own, so a structural error names the line where the offending conversation
     starts; a syntax error names the line the parser stopped on. A repeated topic id is an error."""
-    text = Path(path).read_text(encoding="utf-8")
+    data = Path(path).read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line_start = data.rfind(b"\n", 0, error.start) + 1
+        raise TrecFormatError(
+            path,
+            data.count(b"\n", 0, line_start) + 1,
+            f"not UTF-8 text ({error.reason} at byte {error.start - line_start})",
+        ) from None
     decoder = json.JSONDecoder()
     position = _skip_space(text, 0)
     if not text.startswith("[", position):

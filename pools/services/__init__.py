@@ -12,7 +12,12 @@ from pools.services.importing import BATCH_SIZE, ImportRejectedError, ImportResu
 from pools.services.passages import passage_format_for, passages_import
 from pools.services.qrels import qrels_import
 from pools.services.runs import run_delete, run_import
-from pools.services.topics import topics_import_cast, topics_import_tsv, topics_import_turns
+from pools.services.topics import (
+    topics_import,
+    topics_import_cast,
+    topics_import_tsv,
+    topics_import_turns,
+)
 
 __all__ = [
     "BATCH_SIZE",
@@ -29,6 +34,7 @@ __all__ = [
     "qrels_import",
     "run_delete",
     "run_import",
+    "topics_import",
     "topics_import_cast",
     "topics_import_tsv",
     "topics_import_turns",

@@ -36,8 +36,9 @@ def qrels_import(
     Stored judgments that the file does not mention are kept."""
     qrels, first_lines = trec.read_qrels_with_lines(path, progress=progress)
     topic_first_lines: dict[str, int] = {}
+    # first_lines is in file order, so a topic's first entry is its first line.
     for (topic_id, _), line_number in first_lines.items():
-        topic_first_lines[topic_id] = min(line_number, topic_first_lines.get(topic_id, line_number))
+        topic_first_lines.setdefault(topic_id, line_number)
     topic_pks = topic_pks_resolving(collection, topic_first_lines, path=path)
     item_pks = _item_pks_creating(collection, {docid for grades in qrels.values() for docid in grades})
 

@@ -11,6 +11,36 @@ from pools.models import Collection, Topic
 from pools.services.importing import BATCH_SIZE, ImportResult
 from pools.trec import TrecFormatError
 
+TOPIC_FORMATS = ("tsv", "cast", "turns")
+
+
+def topic_format_for(path: str | os.PathLike[str]) -> str:
+    """``"cast"`` for ``*.json`` files, ``"tsv"`` otherwise (``"turns"`` is never guessed)."""
+    return "cast" if os.fspath(path).lower().endswith(".json") else "tsv"
+
+
+def topics_import(
+    *,
+    collection: Collection,
+    path: str | os.PathLike[str],
+    format: str | None = None,
+    resolved_path: str | os.PathLike[str] | None = None,
+    progress: bool = False,
+) -> ImportResult:
+    """Import topics in one of :data:`TOPIC_FORMATS` (``format=None`` picks by extension, see
+    :func:`topic_format_for`) with :func:`topics_import_tsv`, :func:`topics_import_cast` or
+    :func:`topics_import_turns`. ``resolved_path`` only goes with CAsT JSON."""
+    format = format or topic_format_for(path)
+    if format not in TOPIC_FORMATS:
+        raise ValueError(f"unknown topic format {format!r}; expected one of {', '.join(TOPIC_FORMATS)}")
+    if resolved_path is not None and format != "cast":
+        raise ValueError("resolved questions only apply to CAsT JSON topics")
+    if format == "cast":
+        return topics_import_cast(collection=collection, path=path, resolved_path=resolved_path)
+    if format == "turns":
+        return topics_import_turns(collection=collection, path=path)
+    return topics_import_tsv(collection=collection, path=path, progress=progress)
+
 
 @transaction.atomic
 def topics_import_tsv(
@@ -22,7 +52,7 @@ def topics_import_tsv(
     questions: dict[str, tuple[int, str]] = {}
     for line_number, topic_id, question in trec.iter_topics_tsv(path, progress=progress):
         _check_repeat(questions, topic_id, line_number, question, path=path, what="question")
-        questions[topic_id] = (line_number, question)
+        questions.setdefault(topic_id, (line_number, question))
     return _topics_upsert(
         collection, {topic_id: {"question": question} for topic_id, (_, question) in questions.items()}
     )
@@ -48,7 +78,7 @@ def topics_import_cast(
             if topic_id not in known:
                 raise TrecFormatError(resolved_path, line_number, f"topic {topic_id} is not a turn of {path}")
             _check_repeat(resolved, topic_id, line_number, question, path=resolved_path, what="question")
-            resolved[topic_id] = (line_number, question)
+            resolved.setdefault(topic_id, (line_number, question))
     fields = {
         turn.topic_id: {
             "question": resolved.get(turn.topic_id, (0, turn.utterance))[1],

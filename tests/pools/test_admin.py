@@ -1,6 +1,8 @@
 """Admin pages of the pools app render, search and escape passage text."""
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from tests.pools.factories import GradedJudgmentFactory, ItemFactory, TopicFactory
@@ -40,3 +42,17 @@ def test_collection_changelist_shows_counts(admin_client):
     result = admin_client.get(reverse("admin:pools_collection_changelist")).context["cl"].result_list
     row = next(entry for entry in result if entry.pk == collection.pk)
     assert (row.topic_total, row.item_total, row.run_total) == (1, 2, 0)
+    assert row.judgment_total == 2
+
+
+def test_collection_changelist_queries_do_not_grow_with_collections(admin_client, django_assert_num_queries):
+    # given the page's query count with one collection
+    GradedJudgmentFactory()
+    url = reverse("admin:pools_collection_changelist")
+    with CaptureQueriesContext(connection) as one_collection:
+        admin_client.get(url)
+    # when four more collections with judgments are listed, then no query per row is added
+    for _ in range(4):
+        GradedJudgmentFactory()
+    with django_assert_num_queries(len(one_collection)):
+        admin_client.get(url)

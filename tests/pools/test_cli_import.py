@@ -96,3 +96,50 @@ def test_import_topics_turns_format(tmp_path, capsys):
     assert main(["import", "topics", "toy", str(turns), "--format", "turns"]) == 0
     assert capsys.readouterr().out == "toy: topics: 0 created, 1 updated, 0 unchanged\n"
     assert collection.topics.get().utterance == "how long do I boil an egg"
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "text", "problem"),
+    [
+        ("qrels", "q.txt", "1 Q0 a 2\n1 Q0 b two\n", "2: grade 'two' is not a number"),
+        (
+            "run",
+            "sys.run",
+            "1 Q0 a 1 2.0 sys\n1 Q0 b 2 1.0\n",
+            "2: expected 6 columns 'topic Q0 docid rank score tag', found 5",
+        ),
+    ],
+)
+def test_import_create_with_a_bad_file_leaves_no_collection(
+    tmp_path, capsys, pools_state, kind, name, text, problem
+):
+    # given no collection yet
+    before = pools_state()
+    path = tmp_path / name
+    path.write_text(text)
+    # when --create meets a bad line
+    assert main(["import", kind, "new", str(path), "--create", "lenient", "--quiet"]) == 1
+    # then the collection it made is gone again
+    assert capsys.readouterr().err == f"toppref import {kind}: {path}:{problem} (nothing imported)\n"
+    assert pools_state() == before
+
+
+def test_import_create_with_a_bad_collection_name(tmp_path, capsys, pools_state):
+    before = pools_state()
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("1 Q0 a 2\n")
+    assert main(["import", "qrels", "not a slug", str(qrels), "--create", "strict"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("toppref import qrels: name: ") and err.endswith(" (nothing imported)\n")
+    assert pools_state() == before
+
+
+def test_import_resolved_with_tsv_topics_is_a_usage_error(tmp_path, capsys, pools_state):
+    before = pools_state()
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("1\tWhat is a cat?\n")
+    assert (
+        main(["import", "topics", "new", str(topics), "--resolved", str(topics), "--create", "strict"]) == 2
+    )
+    assert capsys.readouterr().err == "toppref import topics: --resolved only applies to CAsT JSON topics\n"
+    assert pools_state() == before

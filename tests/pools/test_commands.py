@@ -55,6 +55,16 @@ def test_import_command_bad_line_raises_command_error(tmp_path, pools_state):
     assert pools_state() == before
 
 
+def test_topics_import_command_refuses_resolved_without_cast_json(tmp_path, pools_state):
+    CollectionFactory(name="toy")
+    before = pools_state()
+    (tmp_path / "t.tsv").write_text("1\tWhat is a cat?\n")
+    with pytest.raises(CommandError) as raised:
+        call("topics_import", "toy", str(tmp_path / "t.tsv"), "--resolved", str(tmp_path / "t.tsv"))
+    assert str(raised.value) == "--resolved only applies to CAsT JSON topics"
+    assert pools_state() == before
+
+
 @pytest.fixture
 def demo_dir(tmp_path):
     """A small demo directory in the layout of demo/ (topics.tsv, passages.jsonl, qrels, runs/*.run)."""

@@ -3,9 +3,10 @@
 import pytest
 
 from pools import selectors, services
+from pools.models import Run
 from pools.thinning import thin_qrels
 from pools.trec import read_qrels
-from tests.pools.factories import CollectionFactory, GradedJudgmentFactory, TopicFactory
+from tests.pools.factories import CollectionFactory, GradedJudgmentFactory, ItemFactory, TopicFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -38,3 +39,20 @@ def test_collection_list_with_counts():
     GradedJudgmentFactory(topic=TopicFactory(collection=collection))
     row = selectors.collection_list_with_counts().get(name="a")
     assert (row.topic_count, row.item_count, row.run_count) == (2, 1, 0)
+
+
+def test_collection_list_with_counts_counts_each_relation_once_and_empty_as_zero():
+    # given a collection with several rows in every relation (a join of them would multiply), and an empty one
+    collection = CollectionFactory(name="full")
+    topics = [TopicFactory(collection=collection) for _ in range(3)]
+    items = [ItemFactory(collection=collection) for _ in range(4)]
+    for topic in topics:
+        for item in items:
+            GradedJudgmentFactory(topic=topic, item=item)
+    Run.objects.bulk_create([Run(collection=collection, name=name) for name in ("a", "b")])
+    CollectionFactory(name="empty")
+    rows = selectors.collection_list_with_counts()
+    assert [(row.name, row.topic_count, row.item_count, row.run_count) for row in rows] == [
+        ("empty", 0, 0, 0),
+        ("full", 3, 4, 2),
+    ]

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
 
 from pools import services
 from pools.models import Collection, GradedJudgment, Item, Run, Topic
@@ -68,6 +69,29 @@ def test_topics_import_tsv_conflicting_repeat_changes_nothing(tmp_path, pools_st
         services.topics_import_tsv(collection=collection, path=path)
     assert str(raised.value) == f"{path}:3: 2 repeats line 2 with a different question"
     assert pools_state() == before
+
+
+def test_topics_import_tsv_conflict_names_the_first_line_of_the_topic(tmp_path):
+    collection = CollectionFactory()
+    path = write(tmp_path, "t.tsv", "2\tWhat is a dog?\n2\tWhat is a dog?\n2\tWhat is a cat?\n")
+    with pytest.raises(TrecFormatError) as raised:
+        services.topics_import_tsv(collection=collection, path=path)
+    assert str(raised.value) == f"{path}:3: 2 repeats line 1 with a different question"
+
+
+def test_topics_import_picks_the_format_by_extension(cast_dir, tmp_path):
+    collection = CollectionFactory()
+    tsv = write(tmp_path, "t.tsv", "1\tWhat is a cat?\n")
+    assert services.topics_import(collection=collection, path=tsv) == services.ImportResult(created=1)
+    assert services.topics_import(
+        collection=collection, path=cast_dir / "topics.json"
+    ) == services.ImportResult(created=479)
+    turns = write(tmp_path, "c.tsv", "1\tpets\t1\twhat's a cat\n")
+    assert services.topics_import(collection=collection, path=turns, format="turns") == services.ImportResult(
+        updated=1
+    )
+    with pytest.raises(ValueError, match="resolved questions only apply to CAsT JSON topics"):
+        services.topics_import(collection=collection, path=tsv, resolved_path=tsv)
 
 
 def test_topics_import_cast_with_resolved_questions(cast_dir):
@@ -376,6 +400,18 @@ def test_run_import_of_a_cast_run(cast_dir):
     # README of the data: 19,400 lines, 100 per turn
     assert (run.name, run.line_count, run.topic_count) == ("decaf01", 19400, 194)
     assert Topic.objects.filter(collection=collection).count() == 194
+
+
+# constraints
+
+
+def test_database_keeps_one_grade_per_topic_and_item_and_unique_docids():
+    judgment = GradedJudgmentFactory(grade=2)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        GradedJudgment.objects.create(topic=judgment.topic, item=judgment.item, grade=3)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Item.objects.create(collection=judgment.item.collection, docid=judgment.item.docid)
+    assert (GradedJudgment.objects.get().grade, Item.objects.count()) == (2.0, 1)
 
 
 # deletion

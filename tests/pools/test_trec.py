@@ -114,6 +114,7 @@ def test_iter_topics_tsv(tmp_path):
     [
         ("3 What is a cow?", "expected 'topic_id<TAB>question', found no tab"),
         ("\tWhy?", "empty topic id"),
+        ("3 b\tWhy?", "topic id '3 b' contains white space"),
         ("3\t ", "empty question for topic 3"),
     ],
 )
@@ -237,6 +238,7 @@ def test_iter_turns_tsv(tmp_path):
             "expected 4 tab-separated columns 'topic_id conversation_id turn utterance', found 3",
         ),
         ("c1_2\tc1\ttwo\tand peel it?", "turn 'two' is not a whole number"),
+        ("c1_2\tc1\t\u00b2\tand peel it?", "turn '\u00b2' is not a whole number"),
         ("c1_2\t\t2\tand peel it?", "empty topic id or conversation id"),
         ("c1_2\tc1\t2\t ", "empty utterance for topic c1_2"),
     ],
@@ -246,3 +248,24 @@ def test_iter_turns_tsv_rejects_bad_line(tmp_path, line, problem):
     with pytest.raises(TrecFormatError) as raised:
         list(trec.iter_turns_tsv(path))
     assert (raised.value.line_number, raised.value.problem) == (2, problem)
+
+
+def test_read_cast_topics_rejects_bytes_that_are_not_utf8(tmp_path):
+    # given a Latin-1 "é" on line 2
+    line = b'{"number": 1, "turn": [{"number": 1, "raw_utterance": "caf\xe9"}]}'
+    path = write(tmp_path, "t.json", b"[\n" + line + b"\n]\n", mode="wb")
+    offset = line.index(b"\xe9")
+    with pytest.raises(TrecFormatError) as raised:
+        trec.read_cast_topics(path)
+    assert (raised.value.line_number, raised.value.problem) == (
+        2,
+        f"not UTF-8 text (invalid continuation byte at byte {offset})",
+    )
+
+
+def test_progress_bar_goes_to_stderr_only_when_asked(tmp_path, capsys):
+    path = write(tmp_path, "q.txt", "1 Q0 a 1\n")
+    list(trec.iter_qrels(path))
+    assert capsys.readouterr().err == ""
+    list(trec.iter_qrels(path, progress=True))
+    assert "q.txt" in capsys.readouterr().err

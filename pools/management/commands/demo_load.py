@@ -19,6 +19,8 @@ class Command(BaseCommand):
             result = demo_load(directory=dir, reset=reset)
         except (TrecFormatError, ImportRejectedError) as error:
             raise CommandError(f"{error} (nothing loaded)") from None
+        except OSError as error:
+            raise CommandError(f"{error.filename}: {error.strerror} (nothing loaded)") from None
         self.stdout.write(
             f"collection {result.collection.name}: topics {result.topics}; passages {result.passages}; "
             f"graded judgments {result.qrels}; runs {', '.join(run.name for run in result.runs) or 'none'}"

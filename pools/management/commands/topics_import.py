@@ -1,5 +1,8 @@
+from django.core.management.base import CommandError
+
 from pools.management.commands._import_command import ImportCommand
-from pools.services import topics_import_cast, topics_import_tsv, topics_import_turns
+from pools.services import topics_import
+from pools.services.topics import TOPIC_FORMATS, topic_format_for
 
 
 class Command(ImportCommand):
@@ -10,15 +13,13 @@ class Command(ImportCommand):
 
     def add_arguments(self, parser):
         super().add_arguments(parser)
-        parser.add_argument("--format", choices=("tsv", "cast", "turns"), default=None)
+        parser.add_argument("--format", choices=TOPIC_FORMATS, default=None)
         parser.add_argument("--resolved", default=None, help="CAsT: 'topic_id<TAB>resolved question' file")
 
     def run_import(self, collection, path, *, progress, format, resolved, **options):
-        format = format or ("cast" if path.lower().endswith(".json") else "tsv")
-        if format == "cast":
-            result = topics_import_cast(collection=collection, path=path, resolved_path=resolved)
-        elif format == "turns":
-            result = topics_import_turns(collection=collection, path=path)
-        else:
-            result = topics_import_tsv(collection=collection, path=path, progress=progress)
+        if resolved is not None and (format or topic_format_for(path)) != "cast":
+            raise CommandError("--resolved only applies to CAsT JSON topics")
+        result = topics_import(
+            collection=collection, path=path, format=format, resolved_path=resolved, progress=progress
+        )
         return f"topics: {result}"
