@@ -88,7 +88,7 @@ def run_mode(args: argparse.Namespace) -> dict:
     from django.db import connection
 
     from judging.engine import PerfectOracle
-    from judging.models import Campaign, Judgment, Pair
+    from judging.models import Campaign
     from judging.selectors import campaign_progress, campaign_ranked
     from judging.services import campaign_create, campaign_start
     from judging.services.simulation import campaign_simulate
@@ -127,7 +127,7 @@ def run_mode(args: argparse.Namespace) -> dict:
 
     campaign.refresh_from_db()
     progress = campaign_progress(campaign=campaign)
-    judgments = Pair.objects.filter(round__campaign_topic__campaign=campaign, winner__isnull=False).count()
+    judgments = progress["pairs_judged"]
     ranked = campaign_ranked(campaign=campaign)
     same_best = recalled = wanted = 0
     for topic_id, items in ranked.items():
@@ -140,7 +140,7 @@ def run_mode(args: argparse.Namespace) -> dict:
         "status": campaign.status,
         "topics": len(topic_ids),
         "judgments": judgments,
-        "answers": Judgment.objects.filter(assignment__hit__campaign=campaign).count(),
+        "answers": progress["answers"],
         "hits": report.hits,
         "cost_usd": str(progress["spent_usd"]),
         "wall_s": round(wall, 1),

@@ -88,6 +88,7 @@ class CandidateInline(admin.TabularInline):
 @admin.register(CampaignTopic)
 class CampaignTopicAdmin(ReadOnlyAdmin):
     list_display = ["campaign", "topic", "state", "round_number", "assessor", "updated_at"]
+    list_select_related = ["campaign", "topic", "assessor"]  # the assessor is nullable: not joined by default
     list_filter = ["state", "campaign"]
     search_fields = ["topic__topic_id"]
     inlines = [CandidateInline]
@@ -102,7 +103,7 @@ class RoundAdmin(ReadOnlyAdmin):
 @admin.register(Pair)
 class PairAdmin(ReadOnlyAdmin):
     list_display = ["round", "left", "right", "hit", "winner", "judged_at"]
-    list_select_related = ["round__campaign_topic__topic", "left", "right", "hit", "winner"]
+    list_select_related = ["round__campaign_topic__topic", "left", "right", "hit__campaign", "winner"]
     raw_id_fields = ["round", "left", "right", "hit", "winner"]
 
 

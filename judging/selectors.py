@@ -4,7 +4,6 @@ worker is shown."""
 from __future__ import annotations
 
 from collections import defaultdict
-from decimal import Decimal
 
 from django.db.models import Count, QuerySet
 
@@ -106,11 +105,6 @@ def campaign_progress(*, campaign: Campaign) -> dict[str, object]:
         "spent_usd": paid * campaign.cost_per_hit_usd,
         "budget_usd": campaign.budget_usd,
     }
-
-
-def campaign_spent_usd(*, campaign: Campaign) -> Decimal:
-    """Money spent on the campaign: paid HITs times pay plus fee."""
-    return Assignment.objects.filter(hit__campaign=campaign, is_paid=True).count() * campaign.cost_per_hit_usd
 
 
 def campaign_judgment_counts(*, campaign: Campaign) -> dict[str, int]:

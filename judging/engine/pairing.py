@@ -38,7 +38,6 @@ def pairing_graph(candidates: Sequence[str], opponents: int, rng: random.Random)
     rng.shuffle(order)
     if n * opponents % 2 == 0:
         graph = nx.random_regular_graph(opponents, n, seed=rng)
-        edges = [(order[a], order[b]) for a, b in graph.edges()]
     else:
         graph = nx.random_regular_graph(opponents, n - 1, seed=rng)
         extra = n - 1
@@ -47,7 +46,7 @@ def pairing_graph(candidates: Sequence[str], opponents: int, rng: random.Random)
         for a, b in split:
             graph.add_edge(a, extra)
             graph.add_edge(extra, b)
-        edges = [(order[a], order[b]) for a, b in graph.edges()]
+    edges = [(order[a], order[b]) for a, b in graph.edges()]
     pairs = sorted((min(a, b), max(a, b)) for a, b in edges)
     _check_pairing(n, pairs, opponents)
     return [(candidates[a], candidates[b]) for a, b in pairs]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import random
+import statistics
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 from typing import Any
@@ -111,8 +112,8 @@ def plan_campaign(
         "candidates": sum(pool_sizes.values()),
     }
     for name, values_ in totals.items():
-        plan[name] = _mean(values_)
-        plan[f"{name}_sd"] = _sd(values_)
+        plan[name] = statistics.fmean(values_)
+        plan[f"{name}_sd"] = statistics.stdev(values_) if len(values_) > 1 else 0.0
     plan["judgments_min"] = int(min(totals["judgments"]))
     plan["judgments_max"] = int(max(totals["judgments"]))
     plan["cost_usd"] = round(plan["cost_usd"], 2)
@@ -174,17 +175,6 @@ class _MissTally:
             f"{name}_by_rank": {str(r): self.ranks[r] / self.rank_trials[r] for r in sorted(self.rank_trials)},
             f"{name}_per_topic": per_topic,
         }
-
-
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values)
-
-
-def _sd(values: list[float]) -> float:
-    if len(values) < 2:
-        return 0.0
-    mean = _mean(values)
-    return math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
 
 
 def _proportion_se(missed: Counter[str], topics: list[str], trials: int) -> float:

@@ -255,15 +255,10 @@ def simulate_tournament(
             a, b = pair
             winner = oracle.prefer(topic, a, b)
             tournament.record(winner, b if winner == a else a)
-        wins: dict[str, int] = {}
-        for winner, _ in tournament.to_state()["judgments"]:
-            wins[winner] = wins.get(winner, 0) + 1
         outcomes[topic] = TopicOutcome(
             topic=topic,
             pool_size=len(pools[topic]),
-            ranked=[
-                RankedItem(docid=d, rank=i + 1, wins=wins.get(d, 0)) for i, d in enumerate(tournament.top_k())
-            ],
+            ranked=tournament.ranking(),
             judgments=tournament.judgment_count,
         )
     return SimulationResult(mode="tournament", k=k, topics=outcomes, rounds=1 if outcomes else 0)

@@ -6,6 +6,8 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from judging.engine.elimination import RankedItem
+
 STATE_VERSION = 1
 
 
@@ -73,6 +75,13 @@ class Tournament:
     def top_k(self) -> list[str]:
         """The items placed so far, best first (all min(k, |C|) of them once done)."""
         return self._advance()[0]
+
+    def ranking(self) -> list[RankedItem]:
+        """``top_k()`` as ranks 1, 2, ... (no ties), each with the number of cached judgments it won."""
+        wins: dict[str, int] = {}
+        for winner, _ in self._log:
+            wins[winner] = wins.get(winner, 0) + 1
+        return [RankedItem(docid=d, rank=i, wins=wins.get(d, 0)) for i, d in enumerate(self.top_k(), start=1)]
 
     @property
     def judgment_count(self) -> int:

@@ -81,16 +81,23 @@ def hit_assign_next(*, campaign: Campaign, worker: Worker) -> Assignment | None:
     if current is not None:
         return current
     live = Assignment.objects.filter(hit=OuterRef("pk"), status__in=LIVE_ASSIGNMENT_STATES)
-    hit = (
-        Hit.objects.filter(campaign=campaign, status=Hit.Status.OPEN)
-        .exclude(Exists(live))
-        .order_by("number")
-        .select_for_update(skip_locked=True)
-        .first()
-    )
-    if hit is None:
-        return None
-    return Assignment.objects.create(hit=hit, worker=worker)
+    taken: list[int] = []
+    while True:
+        hit = (
+            Hit.objects.filter(campaign=campaign, status=Hit.Status.OPEN)
+            .exclude(Exists(live))
+            .exclude(pk__in=taken)
+            .order_by("number")
+            .select_for_update(skip_locked=True)
+            .first()
+        )
+        if hit is None:
+            return None
+        # The EXISTS above saw the snapshot of the statement's start: a worker who took this HIT and committed
+        # while we waited is only visible to a query made now that we hold its lock (PostgreSQL, READ COMMITTED).
+        if not hit.assignments.filter(status__in=LIVE_ASSIGNMENT_STATES).exists():
+            return Assignment.objects.create(hit=hit, worker=worker)
+        taken.append(hit.pk)
 
 
 @transaction.atomic

@@ -13,7 +13,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from judging.engine import RankedItem, Tournament
+from judging.engine import Tournament
 from judging.models import Campaign, CampaignTopic, TournamentJudgment
 from judging.services.errors import TopicLeasedError, TournamentPairError
 from judging.services.rounds import _topic_finish
@@ -138,11 +138,4 @@ def _tournament_open(*, campaign_topic: CampaignTopic) -> None:
 
 def _tournament_finish(*, campaign_topic: CampaignTopic, tournament: Tournament) -> None:
     """Store the placed items as ranks 1..k, with the judgments each won, and finish the topic."""
-    wins: dict[str, int] = {}
-    for winner, _ in tournament.to_state()["judgments"]:
-        wins[winner] = wins.get(winner, 0) + 1
-    ranked = [
-        RankedItem(docid=docid, rank=i + 1, wins=wins.get(docid, 0))
-        for i, docid in enumerate(tournament.top_k())
-    ]
-    _topic_finish(campaign_topic=campaign_topic, ranked=ranked)
+    _topic_finish(campaign_topic=campaign_topic, ranked=tournament.ranking())

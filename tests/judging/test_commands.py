@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from judging.engine import PerfectOracle
 from judging.models import Campaign, CampaignTopic
+from judging.selectors import campaign_progress
 from judging.services.simulation import campaign_simulate
 from pools.models import Topic
 from pools.services import demo_load
@@ -146,3 +147,65 @@ def test_admin_pages_of_every_judging_model_render(admin_client, oracle_file):
     assert statuses == dict.fromkeys(names, 200)
     assert topic_page.status_code == 200 and b"a-r00" in topic_page.content
     assert hit_add.status_code == 403
+
+
+@pytest.mark.django_db
+def test_campaign_create_rejects_an_amount_that_is_not_a_number():
+    collection_with_grades({"1_1": graded_pool("a", 3)}, name="tiny")
+
+    with pytest.raises(CommandError, match="'abc' is not an amount in USD"):
+        run("campaign_create", "bad", "--collection", "tiny", "--pay", "abc")
+
+    assert Campaign.objects.count() == 0
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--error-rate", "2"], r"--error-rate must be in \[0, 1\] \(got 2.0\)"),
+        (["--workers", "0"], r"--workers must be at least 1 \(got 0\)"),
+    ],
+)
+def test_campaign_simulate_rejects_bad_parameters_and_judges_nothing(oracle_file, arguments, message):
+    collection_with_grades({"1_1": graded_pool("a", 6)}, name="tiny")
+    run("campaign_create", "c", "--collection", "tiny")
+    run("campaign_start", "c")
+    before = campaign_progress(campaign=Campaign.objects.get())
+
+    with pytest.raises(CommandError, match=message):
+        run("campaign_simulate", "c", "--oracle", str(oracle_file), *arguments)
+
+    assert campaign_progress(campaign=Campaign.objects.get()) == before
+
+
+@pytest.mark.django_db
+def test_campaign_export_reports_an_unwritable_output(tmp_path):
+    collection_with_grades({"1_1": graded_pool("a", 6)}, name="tiny")
+    run("campaign_create", "c", "--collection", "tiny")
+    target = tmp_path / "missing-directory" / "prefs.txt"
+
+    with pytest.raises(CommandError, match=f"cannot write {target}: No such file or directory"):
+        run("campaign_export", "c", "--out", str(target))
+
+    assert not target.parent.exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["-k", "0"], "k must be at least 1"),
+        (["-k", "7"], "F > P > k"),
+        (["--workers", "0"], "--workers must be at least 1"),
+        (["--tournament-topic", "9_9"], "topic '9_9' has no graded judgments in demo"),
+    ],
+)
+def test_demo_run_rejects_bad_arguments_before_replacing_earlier_demo_campaigns(arguments, message):
+    collection = collection_with_grades({"1_1": graded_pool("a", 6)}, name="demo")
+    run("campaign_create", "demo-crowd", "--collection", collection.name)
+
+    with pytest.raises(CommandError, match=message):
+        run("demo_run", *arguments)
+
+    assert list(Campaign.objects.values_list("name", "status")) == [("demo-crowd", "draft")]

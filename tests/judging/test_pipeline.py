@@ -24,6 +24,7 @@ from judging.services.simulation import campaign_simulate, tournament_simulate
 from judging.services.tournaments import tournament_rng
 from pools.services import collection_create, qrels_import
 from pools.thinning import thin_pool
+from pools.trec import read_qrels
 from tests.judging.factories import collection_with_grades
 
 # Pool sizes 0, 1, k, F, F+1 and one needing several stage-1 rounds; values are a scrambled order so the
@@ -156,18 +157,9 @@ def test_a_noisy_crowd_still_finishes_and_excluded_workers_are_replaced():
     )
 
 
-def read_qrels(path, topics):
-    values = {}
-    for line in path.read_text().splitlines():
-        topic, _, docid, value = line.split()
-        if topic in topics:
-            values.setdefault(topic, {})[docid] = float(value)
-    return values
-
-
 @pytest.mark.django_db
 def test_cast_topics_crowd_puts_the_oracles_best_first(cast_dir, tmp_path):
-    # Given two CAsT turns with the released preference qrels as a consistent crowd (issue 4 "must show")
+    # Given three CAsT turns with the released preference qrels as a consistent crowd (issue 4 "must show")
     topics = {"31_1", "31_2", "32_1"}
     qrels = tmp_path / "qrels.txt"
     qrels.write_text(
@@ -179,7 +171,8 @@ def test_cast_topics_crowd_puts_the_oracles_best_first(cast_dir, tmp_path):
     )
     collection = collection_create(name="cast-sample", is_strict=False)
     qrels_import(collection=collection, path=qrels)
-    values = read_qrels(cast_dir / "qrels.preference.txt", topics)
+    released = read_qrels(cast_dir / "qrels.preference.txt")
+    values = {topic: released[topic] for topic in topics}
     campaign = campaign_start(campaign=campaign_create(collection=collection, name="cast", seed=1))
 
     oracle = PerfectOracle(values)

@@ -1,10 +1,20 @@
-from decimal import Decimal
+import argparse
+from decimal import Decimal, InvalidOperation
 
 from django.core.management.base import BaseCommand, CommandError
 
 from judging.models import Campaign
 from judging.services import CampaignConfigError, campaign_create
 from pools.models import Collection
+
+
+def usd(text: str) -> Decimal:
+    """An amount in USD; argparse reports a non-number as a usage error (``Decimal`` alone would raise
+    ``InvalidOperation``, which argparse does not catch)."""
+    try:
+        return Decimal(text)
+    except InvalidOperation:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an amount in USD") from None
 
 
 class Command(BaseCommand):
@@ -28,11 +38,11 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--preferences-per-hit", type=int, default=10)
         parser.add_argument("--challenges-per-hit", type=int, default=3)
-        parser.add_argument("--pay", type=Decimal, default=Decimal("2.00"), help="USD per HIT to the worker")
+        parser.add_argument("--pay", type=usd, default=Decimal("2.00"), help="USD per HIT to the worker")
         parser.add_argument(
-            "--fee", type=Decimal, default=Decimal("0.40"), help="USD per HIT to the platform"
+            "--fee", type=usd, default=Decimal("0.40"), help="USD per HIT to the platform"
         )
-        parser.add_argument("--budget", type=Decimal, default=None, help="USD")
+        parser.add_argument("--budget", type=usd, default=None, help="USD")
 
     def handle(self, *args, **options):
         collection = Collection.objects.filter(name=options["collection"]).first()

@@ -26,6 +26,9 @@ class Command(BaseCommand):
             for line in lines:
                 self.stdout.write(line, ending="")
         else:
-            with open(out, "w", encoding="utf-8") as file:
-                file.writelines(lines)
+            try:
+                with open(out, "w", encoding="utf-8") as file:
+                    file.writelines(lines)
+            except OSError as error:
+                raise CommandError(f"cannot write {out}: {error.strerror}") from None
             self.stderr.write(f"{len(lines)} lines written to {out}")

@@ -30,6 +30,10 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, name, oracle, error_rate, workers, seed, wait, **options):
+        if error_rate is not None and not 0 <= error_rate <= 1:
+            raise CommandError(f"--error-rate must be in [0, 1] (got {error_rate})")
+        if workers < 1:
+            raise CommandError(f"--workers must be at least 1 (got {workers})")
         campaign = Campaign.objects.filter(name=name).first()
         if campaign is None:
             raise CommandError(f"no campaign named {name!r}")

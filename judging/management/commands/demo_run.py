@@ -5,12 +5,12 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Count
 
-from judging.engine import PerfectOracle, tournament_judgment_bound
+from judging.engine import CrowdParams, PerfectOracle, tournament_judgment_bound
 from judging.models import Campaign
 from judging.selectors import campaign_judgment_counts, campaign_progress, campaign_ranked
 from judging.services import campaign_create, campaign_delete, campaign_start
 from judging.services.simulation import campaign_simulate, tournament_simulate
-from pools.models import Collection, Topic
+from pools.models import Collection, GradedJudgment, Topic
 from pools.trec import TrecFormatError, read_qrels
 
 CROWD_CAMPAIGN = "demo-crowd"
@@ -42,6 +42,18 @@ class Command(BaseCommand):
         collection = Collection.objects.filter(name=collection).first()
         if collection is None:
             raise CommandError("no demo collection: load it first (manage.py demo_load)")
+        # Checked before the earlier demo campaigns are deleted, so a bad argument changes nothing.
+        try:
+            CrowdParams(k=k).validate()
+        except ValueError as error:
+            raise CommandError(str(error)) from None
+        if workers < 1:
+            raise CommandError(f"--workers must be at least 1 (got {workers})")
+        judged = GradedJudgment.objects.filter(topic__collection=collection)
+        if tournament_topic is not None and not judged.filter(topic__topic_id=tournament_topic).exists():
+            raise CommandError(f"topic {tournament_topic!r} has no graded judgments in {collection.name}")
+        if not judged.exists():
+            raise CommandError(f"collection {collection.name} has no graded judgments")
         try:
             values = read_qrels(oracle)
         except (OSError, TrecFormatError) as error:

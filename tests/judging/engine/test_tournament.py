@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from judging.engine import Tournament, tournament_judgment_bound
+from judging.engine import RankedItem, Tournament, tournament_judgment_bound
 
 
 def _run(tournament, better):
@@ -54,6 +54,15 @@ def test_pools_of_zero_and_one_need_no_judgment(size):
 def test_k_larger_than_the_pool_orders_the_whole_pool():
     tournament = _run(Tournament.start(list("cab"), k=5, rng=random.Random(0)), ord)
     assert tournament.top_k() == ["c", "b", "a"]
+
+
+def test_ranking_numbers_the_placed_items_with_the_judgments_each_won():
+    pair = _run(Tournament.start(list("ab"), k=2, rng=random.Random(0)), ord)
+    assert pair.ranking() == [RankedItem(docid="b", rank=1, wins=1), RankedItem(docid="a", rank=2, wins=0)]
+    whole = _run(Tournament.start(list("cab"), k=5, rng=random.Random(0)), ord)
+    ranking = whole.ranking()
+    assert [(item.docid, item.rank) for item in ranking] == [("c", 1), ("b", 2), ("a", 3)]
+    assert ranking[2].wins == 0 and sum(item.wins for item in ranking) == whole.judgment_count
 
 
 def test_next_pair_repeats_until_recorded_and_cache_answers_replays():
