@@ -65,11 +65,11 @@ def generate(directory: Path, *, runs: int, topics: int, docs: int, seed: int) -
         quality = rng.uniform(0.0, 1.0)
         chosen = np.empty((topics, docs), dtype=np.int64)
         for t in range(topics):
-            kept = judged[t][rng.random(80) < share]
+            is_kept = rng.random(80) < share
+            kept = judged[t][is_kept]
             # better runs put higher levels first
-            kept = kept[np.argsort(-levels[t][np.isin(judged[t], kept)] * quality + rng.random(len(kept)))]
+            kept = kept[np.argsort(-levels[t][is_kept] * quality + rng.random(len(kept)))]
             others = rng.choice(np.setdiff1d(np.arange(pool), judged[t]), docs - len(kept), replace=False)
-            ranking = others.copy()
             places = np.sort(rng.choice(docs, len(kept), replace=False))
             ranking = np.insert(others, places - np.arange(len(kept)), kept)[:docs]
             chosen[t] = ranking

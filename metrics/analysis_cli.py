@@ -263,8 +263,9 @@ def collect(
     return runids, [results[m.name] for m in measures]
 
 
-def _load(args: argparse.Namespace, command: str) -> tuple[list[str], list[MeasureResult]] | int:
-    """Parse, read and compute; an int is the exit status of a reported error."""
+def _load(args: argparse.Namespace, command: str) -> tuple[Qrels, list[str], list[MeasureResult]] | int:
+    """Parse, read and compute: the qrels as measured, the runids and the results; an int is the exit status
+    of a reported error."""
     try:
         measures = _measures(args.measures)
         if not 0 < args.confidence < 1:
@@ -279,7 +280,7 @@ def _load(args: argparse.Namespace, command: str) -> tuple[list[str], list[Measu
         qrels = read_qrels(args.qrels)
         if args.levels:
             qrels = levels_from_values(qrels)
-        return collect(qrels, args.runs, measures, options)
+        return (qrels, *collect(qrels, args.runs, measures, options))
     except (TrecFormatError, ValueError) as error:
         print(f"toppref {command}: error: {error}", file=sys.stderr)
         return 1
@@ -293,16 +294,19 @@ def compare_command(args: argparse.Namespace) -> int:
         print(f"toppref compare: error: --tpr and --fpr must lie in [0, 1] and --sets be at least 1 "
               f"(got {tpr}, {fpr}, {args.sets})", file=sys.stderr)
         return 2
+    if not 0 < args.alpha < 1:
+        print(f"toppref compare: error: --alpha must be in (0, 1), got {args.alpha}", file=sys.stderr)
+        return 2
     loaded = _load(args, "compare")
     if isinstance(loaded, int):
         return loaded
-    runids, results = loaded
+    qrels, runids, results = loaded
     report = _report(runids, results, alpha=args.alpha, correction="none" if args.hsd else args.correction,
                      ordering=args.ordering, is_hsd=args.hsd, confidence=args.confidence, resamples=args.resamples,
                      seed=args.seed)
     if args.judges:
         try:
-            _add_stability(report, args, tpr=tpr, fpr=fpr)
+            _add_stability(report, args, qrels, tpr=tpr, fpr=fpr)
         except (TrecFormatError, ValueError) as error:
             print(f"toppref compare: error: {error}", file=sys.stderr)
             return 1
@@ -357,11 +361,8 @@ def _report(
     return {"runs": runids, "alpha": alpha, "correction": correction, "measures": measures, "kendall_tau": tau}
 
 
-def _add_stability(report: dict, args: argparse.Namespace, *, tpr: float, fpr: float) -> None:
+def _add_stability(report: dict, args: argparse.Namespace, qrels: Qrels, *, tpr: float, fpr: float) -> None:
     """Run the judgment-error simulation for every score measure and add it to the report."""
-    qrels = read_qrels(args.qrels)
-    if args.levels:
-        qrels = levels_from_values(qrels)
     options = EvaluationOptions(threshold=args.threshold, missing_topics=args.missing_topics)
     for name in report["measures"]:
         report["measures"][name]["stability"] = []
@@ -444,7 +445,10 @@ def plot_command(args: argparse.Namespace) -> int:
     loaded = _load(args, "plot")
     if isinstance(loaded, int):
         return loaded
-    runids, results = loaded
+    _, runids, results = loaded
+    if args.kind == "ci" and not results[0].topics:
+        print(f"toppref plot: error: no topic is scored for every run under {results[0].name}", file=sys.stderr)
+        return 1
     import matplotlib
 
     matplotlib.use("Agg")  # files only: no display on servers and in CI

@@ -158,6 +158,8 @@ def evaluate_command(args: argparse.Namespace) -> int:
         gains = _parse_gains(args.gains) if args.gains else None
         if args.depth < 1:
             raise ValueError(f"--depth must be at least 1, got {args.depth}")
+        if args.jobs < 1:
+            raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
     except ValueError as error:
         print(f"toppref evaluate: error: {error}", file=sys.stderr)
         return 2
@@ -191,11 +193,11 @@ def _scores_with_progress(
 
     # The bar shows only on a terminal (tqdm disables itself otherwise) and only after a second.
     progress = tqdm(total=len(paths), desc="runs", unit="run", file=sys.stderr, disable=None, delay=1.0)
-    with progress, ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        pending = [pool.submit(score, path) for path in paths[: max(1, jobs)]]
+    with progress, ThreadPoolExecutor(max_workers=jobs) as pool:
+        pending = [pool.submit(score, path) for path in paths[:jobs]]
         for index in range(len(paths)):
             result = pending[index].result()
-            next_index = index + max(1, jobs)
+            next_index = index + jobs
             if next_index < len(paths):
                 pending.append(pool.submit(score, paths[next_index]))
             progress.update(1)

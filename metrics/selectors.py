@@ -29,13 +29,10 @@ def topic_score_matrix(*, run_scores: QuerySet[RunScore] | list[RunScore]) -> tu
     topics sorted by id, NaN where a run was not scored on a topic (the input of
     ``metrics.core.significance``)."""
     run_scores = list(run_scores)
-    rows = (
-        TopicScore.objects.filter(run_score__in=run_scores)
-        .values_list("run_score_id", "topic__topic_id", "value")
-        .order_by("topic__topic_id")
+    cells = list(
+        TopicScore.objects.filter(run_score__in=run_scores).values_list("run_score_id", "topic__topic_id", "value")
     )
     index = {run_score.pk: i for i, run_score in enumerate(run_scores)}
-    cells = list(rows)
     topics = sorted({topic for _, topic, _ in cells})
     column = {topic: j for j, topic in enumerate(topics)}
     matrix = np.full((len(run_scores), len(topics)), np.nan)

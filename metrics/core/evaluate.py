@@ -25,6 +25,8 @@ from typing import Literal
 import numpy as np
 
 from metrics.core import trec
+from metrics.core.ideal import ideal_lengths
+from metrics.core.preference import ppref_per_topic, wpref_per_topic
 from metrics.core.ranking import (
     DOCID_ASCENDING,
     DOCID_DESCENDING,
@@ -229,8 +231,7 @@ def _counted_topics(alignment: Alignment, family: MeasureFamily, options: Evalua
     elif options.missing_topics != "zero":
         raise ValueError(f"missing_topics must be 'drop' or 'zero', got {options.missing_topics!r}")
     if family.requires_relevant:
-        has_relevant = np.bincount(alignment.judged_topic[alignment.value > 0], minlength=alignment.topic_count)
-        keep &= has_relevant > 0
+        keep &= ideal_lengths(alignment) > 0
     return keep
 
 
@@ -321,29 +322,31 @@ register_measure(
 )
 
 
-# Part B: Carterette et al.'s preference precision (metrics.core.preference). @k cuts the ranking at k;
-# the bare name reads the first 1000 ranks, the usual TREC run depth (as compat and esl).
-from metrics.core.preference import ppref_per_topic, wpref_per_topic  # noqa: E402
-
-register_measure(
-    MeasureFamily(
-        name="ppref",
-        description="ppref (Carterette et al. 2008): share of judged preferences (higher value over lower) the run orders correctly; @k cuts the run",
-        compute=lambda a, k, o: ppref_per_topic(a, int(k)),
+def _preference_precision(
+    name: str, per_topic: Callable[[Alignment, int], np.ndarray], rule: str
+) -> MeasureFamily:
+    """Carterette et al.'s preference precision (metrics.core.preference). @k cuts the ranking at k; the bare
+    name reads the first 1000 ranks, the usual TREC run depth (as compat and esl)."""
+    return MeasureFamily(
+        name=name,
+        description=f"{name} (Carterette et al. 2008): {rule}; @k cuts the run",
+        compute=lambda a, k, o: per_topic(a, int(k)),
         parameter="int",
         default=1000,
         check=_positive,
         requires_relevant=True,
     )
+
+
+register_measure(
+    _preference_precision(
+        "ppref",
+        ppref_per_topic,
+        "share of judged preferences (higher value over lower) the run orders correctly",
+    )
 )
 register_measure(
-    MeasureFamily(
-        name="wpref",
-        description="wpref (Carterette et al. 2008): ppref with each pair weighted by 1/log2(deeper rank + 1); @k cuts the run",
-        compute=lambda a, k, o: wpref_per_topic(a, int(k)),
-        parameter="int",
-        default=1000,
-        check=_positive,
-        requires_relevant=True,
+    _preference_precision(
+        "wpref", wpref_per_topic, "ppref with each pair weighted by 1/log2(deeper rank + 1)"
     )
 )

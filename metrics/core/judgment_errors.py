@@ -24,11 +24,10 @@ from statistics import NormalDist
 from typing import Literal
 
 import numpy as np
-import scipy  # scipy.stats loads on first use: the CLI starts faster without it
-from scipy.special import expit
+import scipy  # scipy.stats and scipy.special load on first use: the CLI starts faster without them
 
-from metrics.core.evaluate import EvaluationOptions, Measure
-from metrics.core.ranking import DOCID_DESCENDING, Alignment, align, rank_run
+from metrics.core.evaluate import TREC_EVAL_ORDERING, EvaluationOptions, Measure
+from metrics.core.ranking import Alignment, align, rank_run
 from metrics.core.readers import Qrels, Run
 from metrics.core.significance import kendall_tau, t_test
 
@@ -84,12 +83,12 @@ def meta_ap(positions: np.ndarray, *, depth: int = META_AP_DEPTH) -> np.ndarray:
 
 def retention_weights(meta_aps: np.ndarray) -> np.ndarray:
     """Propensity of a relevant item to stay relevant: ``sigmoid(-0.62 + 0.53 * metaAP)`` ([R] Eq. 1)."""
-    return expit(RETENTION_COEFFICIENTS[0] + RETENTION_COEFFICIENTS[1] * np.asarray(meta_aps, dtype=np.float64))
+    return scipy.special.expit(RETENTION_COEFFICIENTS[0] + RETENTION_COEFFICIENTS[1] * np.asarray(meta_aps, dtype=np.float64))
 
 
 def flip_on_weights(meta_aps: np.ndarray) -> np.ndarray:
     """Propensity of a non-relevant item to be judged relevant: ``sigmoid(-3.90 + 1.20 * metaAP)``."""
-    return expit(FLIP_ON_COEFFICIENTS[0] + FLIP_ON_COEFFICIENTS[1] * np.asarray(meta_aps, dtype=np.float64))
+    return scipy.special.expit(FLIP_ON_COEFFICIENTS[0] + FLIP_ON_COEFFICIENTS[1] * np.asarray(meta_aps, dtype=np.float64))
 
 
 def inclusion_probabilities(weights: np.ndarray, expected_size: float) -> np.ndarray:
@@ -280,14 +279,20 @@ def simulation_input(
     kept_names, kept_codes = np.unique(kept.topic.astype(str), return_inverse=True)
     topics = [str(name) for name in kept_names]
     topic_index = {name: i for i, name in enumerate(topics)}
+    ordering = measure.family.ordering
     alignments, rows, columns, meta_positions = [], [], [], []
     for run in runs:
-        alignment = align(kept, rank_run(run, ties=measure.family.ordering.ties, duplicates=measure.family.ordering.duplicates))
+        alignment = align(kept, rank_run(run, ties=ordering.ties, duplicates=ordering.duplicates))
         order = _alignment_rows(alignment, kept_codes, topic_index)
         alignments.append(alignment)
         rows.append(order)
         columns.append(np.array([topic_index[t] for t in alignment.topics]))
-        trec = align(kept, rank_run(run, ties=DOCID_DESCENDING, duplicates="collapse"))
+        # Meta-AP reads the trec_eval ordering: the measure's own alignment when it already uses it.
+        trec = (
+            alignment
+            if ordering == TREC_EVAL_ORDERING
+            else align(kept, rank_run(run, ties=TREC_EVAL_ORDERING.ties, duplicates=TREC_EVAL_ORDERING.duplicates))
+        )
         position = np.empty(len(kept))
         position[_alignment_rows(trec, kept_codes, topic_index)] = np.where(trec.position >= 0, trec.position + 1.0, np.inf)
         meta_positions.append(position)

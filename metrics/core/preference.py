@@ -18,11 +18,15 @@ from metrics.core.lexiprecision import document_positions
 from metrics.core.ranking import NOT_RETRIEVED, Alignment
 
 
+def _check_depth(depth: int | None) -> None:
+    if depth is not None and depth < 1:
+        raise ValueError(f"depth must be a positive integer or None, not {depth}")
+
+
 def _levels_and_ranks(
     ranking: Sequence[str], values: Mapping[str, float], depth: int | None
 ) -> tuple[np.ndarray, np.ndarray, int]:
-    if depth is not None and depth < 1:
-        raise ValueError(f"depth must be a positive integer or None, not {depth}")
+    _check_depth(depth)
     ranking = list(ranking[:depth] if depth is not None else ranking)
     docids = list(values)
     return document_positions(ranking, docids), np.array([values[d] for d in docids], dtype=np.float64), len(ranking)
@@ -95,8 +99,7 @@ def wpref(ranking: Sequence[str], values: Mapping[str, float], *, depth: int | N
 
 
 def _per_topic(alignment: Alignment, depth: int | None, weighted: bool) -> np.ndarray:
-    if depth is not None and depth < 1:
-        raise ValueError(f"depth must be a positive integer or None, not {depth}")
+    _check_depth(depth)
     lengths = alignment.run_length if depth is None else np.minimum(alignment.run_length, depth)
     is_ranked = (alignment.position != NOT_RETRIEVED) & (alignment.position < lengths[alignment.judged_topic])
     ranks = np.where(is_ranked, alignment.position + 1.0, np.inf)

@@ -99,9 +99,9 @@ def rpp_matrix(
     runs = document_positions.shape[0]
     thresholds = grade_thresholds(grades) if is_graded else grade_thresholds(grades)[:1]
     result = np.zeros((runs, runs))
-    level_sizes = np.array([(grades >= threshold).sum() for threshold in thresholds], dtype=np.float64)
     if not len(thresholds):
         return result
+    level_sizes = np.array([(grades >= threshold).sum() for threshold in thresholds], dtype=np.float64)
     level_weights = level_sizes / level_sizes.sum()
     for threshold, level_weight in zip(thresholds, level_weights, strict=True):
         level_positions = np.sort(document_positions[:, grades >= threshold], axis=1)

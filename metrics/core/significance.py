@@ -52,7 +52,7 @@ def t_test(differences: np.ndarray) -> np.ndarray:
 def sign_test(differences: np.ndarray) -> np.ndarray:
     """Two-sided exact sign (binomial) test of per-topic differences, column by column ([LP] section 4.2
     for sgnLP; measures.md A9): zeros are dropped, and with k positive among n non-zero values
-    ``p = min(1, 2 * P[Binomial(n, 1/2) <= min(k, n - k)])``, as ``scipy.scipy.stats.binomtest(k, n)``. No non-zero
+    ``p = min(1, 2 * P[Binomial(n, 1/2) <= min(k, n - k)])``, as ``scipy.stats.binomtest(k, n)``. No non-zero
     value gives p = 1. Shapes as in ``t_test``.
     """
     differences = _finite("differences", differences)
@@ -105,7 +105,7 @@ def sensitivity(p_values: np.ndarray, *, alpha: float = 0.05, correction: Correc
 def kendall_tau(run_scores: np.ndarray, other_run_scores: np.ndarray) -> float:
     """Kendall's tau-b between the system orderings of two measures ([C] "consistency", [RPP] Table 2):
     ``run_scores`` and ``other_run_scores`` are one value per run (e.g. the mean over topics), shape
-    ``(K,)``. tau-b handles tied scores (measures.md A24; ``scipy.scipy.stats.kendalltau``); ``nan`` when either
+    ``(K,)``. tau-b handles tied scores (measures.md A24; ``scipy.stats.kendalltau``); ``nan`` when either
     measure gives every run the same score."""
     run_scores = _finite("run_scores", run_scores)
     other_run_scores = _finite("other_run_scores", other_run_scores)
@@ -127,7 +127,7 @@ def bootstrap_ci(
     scores: np.ndarray, *, confidence: float = 0.95, resamples: int = 10_000, seed: int = 0
 ) -> np.ndarray:
     """Percentile bootstrap confidence interval of each run's mean score over topics ([C] Figure 9): topics
-    are resampled with replacement ``resamples`` times (``scipy.scipy.stats.bootstrap``, seeded, so the same
+    are resampled with replacement ``resamples`` times (``scipy.stats.bootstrap``, seeded, so the same
     input gives the same interval). ``scores``: shape ``(Q, K)``; returns ``(K, 2)`` rows ``(low, high)``.
     One topic gives the degenerate interval ``(score, score)``."""
     scores = _finite("scores", scores)

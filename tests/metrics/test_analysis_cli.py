@@ -177,3 +177,23 @@ def test_compare_with_randomized_hsd(files, capsys):
         # a permutation p-value counts resamples: a multiple of 1/200
         assert all(0 <= pair["p_value"] <= 1 for pair in measure["pairs"])
         assert all(abs(pair["p_value"] * 200 - round(pair["p_value"] * 200)) < 1e-9 for pair in measure["pairs"])
+
+
+@pytest.mark.parametrize("alpha", ["0", "1", "-0.1"])
+def test_compare_rejects_an_alpha_outside_0_1(files, capsys, alpha):
+    qrels, runs = files
+    assert main(["compare", qrels, *runs, "-m", "rr", "--alpha", alpha]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == f"toppref compare: error: --alpha must be in (0, 1), got {float(alpha)}\n"
+
+
+def test_plot_ci_without_a_common_topic_is_an_error_and_writes_nothing(files, tmp_path, capsys):
+    # given two runs that share no judged topic, so no topic is scored for every run
+    qrels, _ = files
+    only_q1, only_q2 = tmp_path / "a.run", tmp_path / "b.run"
+    only_q1.write_text("q1 Q0 a 1 1 A\n")
+    only_q2.write_text("q2 Q0 d 1 1 B\n")
+    output = tmp_path / "ci.png"
+    assert main(["plot", "ci", qrels, str(only_q1), str(only_q2), "-m", "rr", "-o", str(output)]) == 1
+    assert capsys.readouterr().err == "toppref plot: error: no topic is scored for every run under rr\n"
+    assert not output.exists()

@@ -123,6 +123,8 @@ def test_levels_threshold_and_gains(tmp_path, capsys):
         (["-m", "nope"], "toppref evaluate: error: unknown measure 'nope'"),
         (["-m", "p@0"], "toppref evaluate: error: measure 'p': the cutoff must be at least 1, got 0"),
         (["-m", "rr", "--gains", "1=2"], "toppref evaluate: error: --gains: '1=2' is not VALUE:GAIN"),
+        (["-m", "rr", "--depth", "0"], "toppref evaluate: error: --depth must be at least 1, got 0"),
+        (["-m", "rr", "-j", "0"], "toppref evaluate: error: --jobs must be at least 1, got 0"),
     ],
 )
 def test_bad_options_exit_2(tmp_path, capsys, argv, message):

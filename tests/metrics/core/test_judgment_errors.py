@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from metrics.core.judgment_errors import (
     JUDGE_SETTINGS,
@@ -137,7 +138,15 @@ def test_stability_with_a_perfect_judge_keeps_every_conclusion():
     stability = judgment_error_stability(score, relevance, topic, tpr=1.0, fpr=0.0, sets=3)
     assert stability.kendall_tau.tolist() == pytest.approx([1.0, 1.0, 1.0], abs=1e-12)
     assert stability.flip_rate == (0.0, 0.0)
-    assert stability.significant_pairs == 0 or stability.agreement == 1.0
+    # every set sees the original judgments: the pairs significant under them (scipy's paired t-test), three
+    # times, each ordered as the original judgments order it
+    truth = score(relevance)
+    runs = truth.shape[1]
+    significant = sum(
+        stats.ttest_rel(truth[:, a], truth[:, b]).pvalue < 0.05 for a in range(runs) for b in range(a + 1, runs)
+    )
+    assert significant > 0
+    assert stability.significant_pairs == 3 * significant and stability.agreement == 1.0
 
 
 def test_stability_is_seeded_and_set_by_set():

@@ -115,5 +115,10 @@ def test_per_topic_on_cast_equals_the_ranking_function(cast_dir):
         assert per_topic_p[index] == ppref(ranking, values, depth=20)
         assert per_topic_w[index] == pytest.approx(wpref(ranking, values, depth=20), abs=1e-12)
     # then the registry reaches the same numbers by name
-    (scores,) = evaluate_run(qrels, read_run(cast_dir / "runs" / "decaf03.run"), [parse_measure("ppref@20")])
-    assert scores.measure == "ppref@20" and np.array_equal(scores.values, per_topic_p[: len(scores.values)])
+    ppref_scores, wpref_scores = evaluate_run(
+        qrels, read_run(cast_dir / "runs" / "decaf03.run"), [parse_measure("ppref@20"), parse_measure("wpref@20")]
+    )
+    assert ppref_scores.measure == "ppref@20"
+    assert np.array_equal(ppref_scores.values, per_topic_p[: len(ppref_scores.values)])
+    assert wpref_scores.measure == "wpref@20"
+    assert np.array_equal(wpref_scores.values, per_topic_w[: len(wpref_scores.values)])
