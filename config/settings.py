@@ -21,9 +21,13 @@ if IS_PRODUCTION:
     DEBUG = env.bool("DJANGO_DEBUG", default=False)
     ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS")
 else:
-    SECRET_KEY = env("DJANGO_SECRET_KEY", default="django-insecure-toppref-development-key-never-use-in-production")
+    SECRET_KEY = env(
+        "DJANGO_SECRET_KEY", default="django-insecure-toppref-development-key-never-use-in-production"
+    )
     DEBUG = env.bool("DJANGO_DEBUG", default=True)
-    ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]", "testserver"])
+    ALLOWED_HOSTS = env.list(
+        "DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]", "testserver"]
+    )
 
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 

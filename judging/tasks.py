@@ -79,7 +79,9 @@ def campaign_advance_task(campaign_id: int) -> None:
 def campaign_advance_running_task() -> int:
     """Periodic safety net (celery beat): queue the recovery sweep of every running crowd campaign."""
     campaign_ids = list(
-        Campaign.objects.filter(status=Campaign.Status.RUNNING, mode=Campaign.Mode.CROWD).values_list("pk", flat=True)
+        Campaign.objects.filter(status=Campaign.Status.RUNNING, mode=Campaign.Mode.CROWD).values_list(
+            "pk", flat=True
+        )
     )
     for campaign_id in campaign_ids:
         campaign_advance_task.delay(campaign_id)

@@ -55,27 +55,43 @@ PREFERENCE_MEASURES: dict[str, PreferenceMeasure] = {
     measure.name: measure
     for measure in (
         PreferenceMeasure(
-            "sgnlp", "lexiprecision, sign of the first differing recall level (Diaz 2023 Eq. 3); sign test", "sign",
-            lambda alignments, threshold: lexiprecision_per_topic(alignments, magnitude="sgn", threshold=threshold),
+            "sgnlp",
+            "lexiprecision, sign of the first differing recall level (Diaz 2023 Eq. 3); sign test",
+            "sign",
+            lambda alignments, threshold: lexiprecision_per_topic(
+                alignments, magnitude="sgn", threshold=threshold
+            ),
         ),
         PreferenceMeasure(
-            "rrlp", "lexiprecision, reciprocal-rank difference at that level (Diaz 2023 Eq. 2); t-test", "t",
-            lambda alignments, threshold: lexiprecision_per_topic(alignments, magnitude="rr", threshold=threshold),
+            "rrlp",
+            "lexiprecision, reciprocal-rank difference at that level (Diaz 2023 Eq. 2); t-test",
+            "t",
+            lambda alignments, threshold: lexiprecision_per_topic(
+                alignments, magnitude="rr", threshold=threshold
+            ),
         ),
         PreferenceMeasure(
-            "rpp", "graded recall-paired preference, uniform p(i) (Diaz and Ferraro 2022 Eq. 5); t-test", "t",
+            "rpp",
+            "graded recall-paired preference, uniform p(i) (Diaz and Ferraro 2022 Eq. 5); t-test",
+            "t",
             lambda alignments, _: rpp_per_topic(alignments, weighting="uniform"),
         ),
         PreferenceMeasure(
-            "dcgrpp", "graded RPP, p(i) proportional to 1/log2(i+1); t-test", "t",
+            "dcgrpp",
+            "graded RPP, p(i) proportional to 1/log2(i+1); t-test",
+            "t",
             lambda alignments, _: rpp_per_topic(alignments, weighting="dcg"),
         ),
         PreferenceMeasure(
-            "invrpp", "graded RPP, p(i) proportional to 1/i; t-test", "t",
+            "invrpp",
+            "graded RPP, p(i) proportional to 1/i; t-test",
+            "t",
             lambda alignments, _: rpp_per_topic(alignments, weighting="inverse"),
         ),
         PreferenceMeasure(
-            "rpp_binary", "binary RPP, every positive value relevant (Diaz and Ferraro 2022 Eq. 4); t-test", "t",
+            "rpp_binary",
+            "binary RPP, every positive value relevant (Diaz and Ferraro 2022 Eq. 4); t-test",
+            "t",
             lambda alignments, _: rpp_per_topic(alignments, weighting="uniform", is_graded=False),
         ),
     )
@@ -146,26 +162,55 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     _add_inputs(compare)
     compare.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
-    compare.add_argument("--correction", choices=CORRECTIONS, default="none",
-                         help="none (Clarke et al., the default) or bonferroni over the run pairs (Diaz; Diaz and "
-                              "Ferraro) for the sensitivity line")
-    compare.add_argument("--hsd", action="store_true",
-                         help="randomized Tukey HSD (Carterette 2012; --resamples permutations) for every measure "
-                              "instead of the t / sign tests; family-wise, so --correction is ignored")
+    compare.add_argument(
+        "--correction",
+        choices=CORRECTIONS,
+        default="none",
+        help="none (Clarke et al., the default) or bonferroni over the run pairs (Diaz; Diaz and "
+        "Ferraro) for the sensitivity line",
+    )
+    compare.add_argument(
+        "--hsd",
+        action="store_true",
+        help="randomized Tukey HSD (Carterette 2012; --resamples permutations) for every measure "
+        "instead of the t / sign tests; family-wise, so --correction is ignored",
+    )
     compare.add_argument("--format", choices=("tsv", "json"), default="tsv")
-    compare.add_argument("--ordering", choices=("win-rate", "mc4"), default="win-rate",
-                         help="how run-versus-run measures order runs for tau: mean win rate (default) or MC4 rank "
-                              "aggregation of the per-topic orderings (Diaz and Ferraro section 5.4)")
-    compare.add_argument("--judges", nargs="+", choices=JUDGES, default=[],
-                         help="simulate assessor error with these judge types (random: crowd-like; rank_biased: "
-                              "expert-like, errors follow meta-AP); score measures only")
-    compare.add_argument("--judge-setting", choices=sorted(JUDGE_SETTINGS), default="smart-neutral",
-                         help="(disc, bias) of the simulated judge: " + ", ".join(
-                             f"{name} {disc:g}/{bias:g} (TPR {judge_rates(disc, bias)[0]:.2f}, FPR "
-                             f"{judge_rates(disc, bias)[1]:.2f})" for name, (disc, bias) in sorted(JUDGE_SETTINGS.items())))
-    compare.add_argument("--tpr", type=float, help="true positive rate of the simulated judge (overrides the setting)")
-    compare.add_argument("--fpr", type=float, help="false positive rate of the simulated judge (overrides the setting)")
-    compare.add_argument("--sets", type=int, default=100, help="perturbed qrels per judge (default 100, as the paper)")
+    compare.add_argument(
+        "--ordering",
+        choices=("win-rate", "mc4"),
+        default="win-rate",
+        help="how run-versus-run measures order runs for tau: mean win rate (default) or MC4 rank "
+        "aggregation of the per-topic orderings (Diaz and Ferraro section 5.4)",
+    )
+    compare.add_argument(
+        "--judges",
+        nargs="+",
+        choices=JUDGES,
+        default=[],
+        help="simulate assessor error with these judge types (random: crowd-like; rank_biased: "
+        "expert-like, errors follow meta-AP); score measures only",
+    )
+    compare.add_argument(
+        "--judge-setting",
+        choices=sorted(JUDGE_SETTINGS),
+        default="smart-neutral",
+        help="(disc, bias) of the simulated judge: "
+        + ", ".join(
+            f"{name} {disc:g}/{bias:g} (TPR {judge_rates(disc, bias)[0]:.2f}, FPR "
+            f"{judge_rates(disc, bias)[1]:.2f})"
+            for name, (disc, bias) in sorted(JUDGE_SETTINGS.items())
+        ),
+    )
+    compare.add_argument(
+        "--tpr", type=float, help="true positive rate of the simulated judge (overrides the setting)"
+    )
+    compare.add_argument(
+        "--fpr", type=float, help="false positive rate of the simulated judge (overrides the setting)"
+    )
+    compare.add_argument(
+        "--sets", type=int, default=100, help="perturbed qrels per judge (default 100, as the paper)"
+    )
     compare.set_defaults(handler=compare_command, needs_django=False)
 
     plot = subparsers.add_parser(
@@ -184,19 +229,47 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _add_inputs(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("qrels", metavar="QRELS", help="TREC qrels: topic Q0 docid value (float; larger = preferred)")
+    parser.add_argument(
+        "qrels", metavar="QRELS", help="TREC qrels: topic Q0 docid value (float; larger = preferred)"
+    )
     parser.add_argument("runs", metavar="RUN", nargs="+", help="TREC run files (one runid each)")
-    parser.add_argument("-m", "--measure", dest="measures", metavar="MEASURE", action="extend", nargs="+",
-                        required=True, help="measures to compare, e.g. ndcg@3 compat@0.8 ap rpp sgnlp")
-    parser.add_argument("-l", "--threshold", type=float, default=1.0,
-                        help="binary relevance: value (or level, with --levels) >= THRESHOLD (default 1)")
-    parser.add_argument("--levels", action="store_true",
-                        help="replace qrels values by their level 1..T per topic (preference qrels -> levels)")
-    parser.add_argument("--missing-topics", choices=("drop", "zero"), default="drop",
-                        help="score measures: drop (default) topics a run lacks, or score them 0 (trec_eval -c)")
-    parser.add_argument("--confidence", type=float, default=0.95, help="confidence of the intervals (default 0.95)")
-    parser.add_argument("--resamples", type=int, default=10_000,
-                        help="bootstrap resamples, and permutations of --hsd (default 10000)")
+    parser.add_argument(
+        "-m",
+        "--measure",
+        dest="measures",
+        metavar="MEASURE",
+        action="extend",
+        nargs="+",
+        required=True,
+        help="measures to compare, e.g. ndcg@3 compat@0.8 ap rpp sgnlp",
+    )
+    parser.add_argument(
+        "-l",
+        "--threshold",
+        type=float,
+        default=1.0,
+        help="binary relevance: value (or level, with --levels) >= THRESHOLD (default 1)",
+    )
+    parser.add_argument(
+        "--levels",
+        action="store_true",
+        help="replace qrels values by their level 1..T per topic (preference qrels -> levels)",
+    )
+    parser.add_argument(
+        "--missing-topics",
+        choices=("drop", "zero"),
+        default="drop",
+        help="score measures: drop (default) topics a run lacks, or score them 0 (trec_eval -c)",
+    )
+    parser.add_argument(
+        "--confidence", type=float, default=0.95, help="confidence of the intervals (default 0.95)"
+    )
+    parser.add_argument(
+        "--resamples",
+        type=int,
+        default=10_000,
+        help="bootstrap resamples, and permutations of --hsd (default 10000)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
 
 
@@ -229,7 +302,10 @@ def collect(
         if run.runid in runids:
             # Real run sets reuse runids (CAsT's thunlp runs are all "BERT-base"): name such runs by file.
             label = Path(path).stem
-            print(f"toppref: note: runid {run.runid!r} of {path} is taken; calling this run {label!r}", file=sys.stderr)
+            print(
+                f"toppref: note: runid {run.runid!r} of {path} is taken; calling this run {label!r}",
+                file=sys.stderr,
+            )
             if label in runids:
                 raise ValueError(f"{path}: neither runid {run.runid!r} nor file name {label!r} is unique")
             run = replace(run, runid=label)
@@ -291,8 +367,11 @@ def compare_command(args: argparse.Namespace) -> int:
     tpr = args.tpr if args.tpr is not None else tpr
     fpr = args.fpr if args.fpr is not None else fpr
     if not (0 <= tpr <= 1 and 0 <= fpr <= 1) or args.sets < 1:
-        print(f"toppref compare: error: --tpr and --fpr must lie in [0, 1] and --sets be at least 1 "
-              f"(got {tpr}, {fpr}, {args.sets})", file=sys.stderr)
+        print(
+            f"toppref compare: error: --tpr and --fpr must lie in [0, 1] and --sets be at least 1 "
+            f"(got {tpr}, {fpr}, {args.sets})",
+            file=sys.stderr,
+        )
         return 2
     if not 0 < args.alpha < 1:
         print(f"toppref compare: error: --alpha must be in (0, 1), got {args.alpha}", file=sys.stderr)
@@ -301,9 +380,17 @@ def compare_command(args: argparse.Namespace) -> int:
     if isinstance(loaded, int):
         return loaded
     qrels, runids, results = loaded
-    report = _report(runids, results, alpha=args.alpha, correction="none" if args.hsd else args.correction,
-                     ordering=args.ordering, is_hsd=args.hsd, confidence=args.confidence, resamples=args.resamples,
-                     seed=args.seed)
+    report = _report(
+        runids,
+        results,
+        alpha=args.alpha,
+        correction="none" if args.hsd else args.correction,
+        ordering=args.ordering,
+        is_hsd=args.hsd,
+        confidence=args.confidence,
+        resamples=args.resamples,
+        seed=args.seed,
+    )
     if args.judges:
         try:
             _add_stability(report, args, qrels, tpr=tpr, fpr=fpr)
@@ -319,8 +406,16 @@ def compare_command(args: argparse.Namespace) -> int:
 
 
 def _report(
-    runids: list[str], results: list[MeasureResult], *, alpha: float, correction: str, ordering: str,
-    is_hsd: bool, confidence: float, resamples: int, seed: int,
+    runids: list[str],
+    results: list[MeasureResult],
+    *,
+    alpha: float,
+    correction: str,
+    ordering: str,
+    is_hsd: bool,
+    confidence: float,
+    resamples: int,
+    seed: int,
 ) -> dict:
     measures = {}
     for result in tqdm(results, desc="tests", unit="measure", disable=None):
@@ -337,8 +432,12 @@ def _report(
         )
         mean_preference = result.preferences.mean(axis=0) if result.topics else np.zeros((len(runids),) * 2)
         pairs = [
-            {"run_a": runids[a], "run_b": runids[b], "value": float(mean_preference[a, b]),
-             "p_value": float(p_values[a, b])}
+            {
+                "run_a": runids[a],
+                "run_b": runids[b],
+                "value": float(mean_preference[a, b]),
+                "p_value": float(p_values[a, b]),
+            }
             for a in range(len(runids))
             for b in range(a + 1, len(runids))
         ]
@@ -346,8 +445,9 @@ def _report(
             "test": test,
             "topics": len(result.topics),
             "sensitivity": sensitivity(p_values, alpha=alpha, correction=correction),
-            "distinguished": sum(pair["p_value"] < alpha / (len(pairs) if correction == "bonferroni" else 1)
-                                 for pair in pairs),
+            "distinguished": sum(
+                pair["p_value"] < alpha / (len(pairs) if correction == "bonferroni" else 1) for pair in pairs
+            ),
             "runs": [
                 {"runid": runid, "mean": float(mean), "ci_low": float(low), "ci_high": float(high)}
                 for runid, mean, (low, high) in zip(runids, result.run_scores, intervals, strict=True)
@@ -358,7 +458,13 @@ def _report(
         a.name: {b.name: _tau(a.ordering_scores(ordering), b.ordering_scores(ordering)) for b in results}
         for a in results
     }
-    return {"runs": runids, "alpha": alpha, "correction": correction, "measures": measures, "kendall_tau": tau}
+    return {
+        "runs": runids,
+        "alpha": alpha,
+        "correction": correction,
+        "measures": measures,
+        "kendall_tau": tau,
+    }
 
 
 def _add_stability(report: dict, args: argparse.Namespace, qrels: Qrels, *, tpr: float, fpr: float) -> None:
@@ -367,27 +473,44 @@ def _add_stability(report: dict, args: argparse.Namespace, qrels: Qrels, *, tpr:
     for name in report["measures"]:
         report["measures"][name]["stability"] = []
         if name in PREFERENCE_MEASURES:
-            print(f"toppref compare: note: no assessor-error simulation for {name} (score measures only)",
-                  file=sys.stderr)
+            print(
+                f"toppref compare: note: no assessor-error simulation for {name} (score measures only)",
+                file=sys.stderr,
+            )
             continue
         runs = (read_run(path) for path in args.runs)
         prepared = simulation_input(qrels, runs, parse_measure(name), options)
         for judge in args.judges:
             stability = judgment_error_stability(
-                prepared.score, prepared.relevance, prepared.topic, tpr=tpr, fpr=fpr, judge=judge,
-                meta_aps=prepared.meta_aps, sets=args.sets, seed=args.seed,
+                prepared.score,
+                prepared.relevance,
+                prepared.topic,
+                tpr=tpr,
+                fpr=fpr,
+                judge=judge,
+                meta_aps=prepared.meta_aps,
+                sets=args.sets,
+                seed=args.seed,
                 progress=lambda sets, name=name, judge=judge: tqdm(
-                    sets, desc=f"{name} {judge} judge", unit="set", disable=None),
+                    sets, desc=f"{name} {judge} judge", unit="set", disable=None
+                ),
             )
-            report["measures"][name]["stability"].append({
-                "judge": judge, "tpr": tpr, "fpr": fpr, "sets": args.sets,
-                "tau_mean": float(np.mean(stability.kendall_tau)),
-                "tau_sd": float(np.std(stability.kendall_tau)),
-                "significant": stability.significant_pairs,
-                "agreement": stability.agreement,
-                "mapped_p": float(np.mean(stability.mapped_p)) if len(stability.mapped_p) else float("nan"),
-                "flip_rate": list(stability.flip_rate),
-            })
+            report["measures"][name]["stability"].append(
+                {
+                    "judge": judge,
+                    "tpr": tpr,
+                    "fpr": fpr,
+                    "sets": args.sets,
+                    "tau_mean": float(np.mean(stability.kendall_tau)),
+                    "tau_sd": float(np.std(stability.kendall_tau)),
+                    "significant": stability.significant_pairs,
+                    "agreement": stability.agreement,
+                    "mapped_p": float(np.mean(stability.mapped_p))
+                    if len(stability.mapped_p)
+                    else float("nan"),
+                    "flip_rate": list(stability.flip_rate),
+                }
+            )
 
 
 def _without_nan(value):
@@ -409,24 +532,32 @@ def _write_tsv(report: dict) -> None:
     out = sys.stdout
     names = list(report["measures"])
     for name, measure in report["measures"].items():
-        out.write(f"sensitivity\t{name}\t{measure['test']}\t{measure['topics']}\t{len(measure['pairs'])}\t"
-                  f"{measure['distinguished']}\t{_number(measure['sensitivity'])}\n")
+        out.write(
+            f"sensitivity\t{name}\t{measure['test']}\t{measure['topics']}\t{len(measure['pairs'])}\t"
+            f"{measure['distinguished']}\t{_number(measure['sensitivity'])}\n"
+        )
     for i, a in enumerate(names):
         for b in names[i + 1 :]:
             out.write(f"tau\t{a}\t{b}\t{_number(report['kendall_tau'][a][b])}\n")
     for name, measure in report["measures"].items():
         for pair in measure["pairs"]:
-            out.write(f"pair\t{name}\t{pair['run_a']}\t{pair['run_b']}\t{_number(pair['value'])}\t"
-                      f"{_number(pair['p_value'], digits=6)}\n")
+            out.write(
+                f"pair\t{name}\t{pair['run_a']}\t{pair['run_b']}\t{_number(pair['value'])}\t"
+                f"{_number(pair['p_value'], digits=6)}\n"
+            )
     for name, measure in report["measures"].items():
         for row in measure.get("stability", []):
-            out.write(f"stability\t{name}\t{row['judge']}\t{_number(row['tpr'])}\t{_number(row['fpr'])}\t"
-                      f"{row['sets']}\t{_number(row['tau_mean'])}\t{_number(row['tau_sd'])}\t{row['significant']}\t"
-                      f"{_number(row['agreement'])}\t{_number(row['mapped_p'])}\n")
+            out.write(
+                f"stability\t{name}\t{row['judge']}\t{_number(row['tpr'])}\t{_number(row['fpr'])}\t"
+                f"{row['sets']}\t{_number(row['tau_mean'])}\t{_number(row['tau_sd'])}\t{row['significant']}\t"
+                f"{_number(row['agreement'])}\t{_number(row['mapped_p'])}\n"
+            )
     for name, measure in report["measures"].items():
         for run in measure["runs"]:
-            out.write(f"run\t{name}\t{run['runid']}\t{_number(run['mean'])}\t{_number(run['ci_low'])}\t"
-                      f"{_number(run['ci_high'])}\n")
+            out.write(
+                f"run\t{name}\t{run['runid']}\t{_number(run['mean'])}\t{_number(run['ci_low'])}\t"
+                f"{_number(run['ci_high'])}\n"
+            )
 
 
 def _number(value: float, digits: int = 4) -> str:
@@ -439,22 +570,28 @@ def _number(value: float, digits: int = 4) -> str:
 def plot_command(args: argparse.Namespace) -> int:
     expected = 2 if args.kind == "scatter" else 1
     if len(args.measures) != expected:
-        print(f"toppref plot: error: {args.kind} needs exactly {expected} measure(s) (-m), got {len(args.measures)}",
-              file=sys.stderr)
+        print(
+            f"toppref plot: error: {args.kind} needs exactly {expected} measure(s) (-m), got {len(args.measures)}",
+            file=sys.stderr,
+        )
         return 2
     loaded = _load(args, "plot")
     if isinstance(loaded, int):
         return loaded
     _, runids, results = loaded
     if args.kind == "ci" and not results[0].topics:
-        print(f"toppref plot: error: no topic is scored for every run under {results[0].name}", file=sys.stderr)
+        print(
+            f"toppref plot: error: no topic is scored for every run under {results[0].name}", file=sys.stderr
+        )
         return 1
     import matplotlib
 
     matplotlib.use("Agg")  # files only: no display on servers and in CI
     from matplotlib import pyplot
 
-    figure, axes = pyplot.subplots(figsize=(6.4, 4.8) if args.kind == "scatter" else (max(6.4, 0.3 * len(runids)), 4.8))
+    figure, axes = pyplot.subplots(
+        figsize=(6.4, 4.8) if args.kind == "scatter" else (max(6.4, 0.3 * len(runids)), 4.8)
+    )
     if args.kind == "scatter":
         x, y = results
         axes.scatter(x.run_scores, y.run_scores, s=18)
@@ -463,8 +600,9 @@ def plot_command(args: argparse.Namespace) -> int:
         axes.set_title(f"{len(runids)} runs; Kendall's tau = {_tau(x.run_scores, y.run_scores):.3f}")
     else:
         (result,) = results
-        intervals = bootstrap_ci(result.topic_scores, confidence=args.confidence, resamples=args.resamples,
-                                 seed=args.seed)
+        intervals = bootstrap_ci(
+            result.topic_scores, confidence=args.confidence, resamples=args.resamples, seed=args.seed
+        )
         order = np.argsort(-result.run_scores, kind="stable")
         means = result.run_scores[order]
         errors = np.vstack([means - intervals[order, 0], intervals[order, 1] - means])

@@ -24,7 +24,9 @@ class RunScore(models.Model):
         BEST = "best", "best item only"
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="scores")
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, null=True, blank=True, related_name="run_scores")
+    campaign = models.ForeignKey(
+        Campaign, on_delete=models.CASCADE, null=True, blank=True, related_name="run_scores"
+    )
     qrels_kind = models.CharField(max_length=20, choices=QrelsKind.choices, default=QrelsKind.GRADED)
     measure = models.CharField(max_length=50)
     mean = models.FloatField()
@@ -66,7 +68,9 @@ class TopicScore(models.Model):
 
     class Meta:
         ordering = ["run_score_id", "topic_id"]
-        constraints = [models.UniqueConstraint(fields=["run_score", "topic"], name="one_score_per_run_score_topic")]
+        constraints = [
+            models.UniqueConstraint(fields=["run_score", "topic"], name="one_score_per_run_score_topic")
+        ]
 
     def __str__(self) -> str:
         return f"{self.topic_id} {self.value:.4f}"

@@ -11,7 +11,10 @@ from pools.models import Collection
 
 
 def run_score_list(
-    *, collection: Collection | None = None, campaign: Campaign | None = None, measure: str,
+    *,
+    collection: Collection | None = None,
+    campaign: Campaign | None = None,
+    measure: str,
     qrels_kind: str | None = None,
 ) -> QuerySet[RunScore]:
     """Stored scores of one measure, best first: the collection's graded scores, or a campaign's scores
@@ -24,13 +27,17 @@ def run_score_list(
     return scores.order_by("-mean", "run__name")
 
 
-def topic_score_matrix(*, run_scores: QuerySet[RunScore] | list[RunScore]) -> tuple[list[str], list[str], np.ndarray]:
+def topic_score_matrix(
+    *, run_scores: QuerySet[RunScore] | list[RunScore]
+) -> tuple[list[str], list[str], np.ndarray]:
     """Per-topic scores of the given run scores as ``(run names, topic ids, matrix (runs, topics))``;
     topics sorted by id, NaN where a run was not scored on a topic (the input of
     ``metrics.core.significance``)."""
     run_scores = list(run_scores)
     cells = list(
-        TopicScore.objects.filter(run_score__in=run_scores).values_list("run_score_id", "topic__topic_id", "value")
+        TopicScore.objects.filter(run_score__in=run_scores).values_list(
+            "run_score_id", "topic__topic_id", "value"
+        )
     )
     index = {run_score.pk: i for i, run_score in enumerate(run_scores)}
     topics = sorted({topic for _, topic, _ in cells})

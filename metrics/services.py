@@ -62,13 +62,18 @@ def run_scores_compute(
     if foreign:
         raise ScoreRequestError(f"runs not in collection {collection.name!r}: {', '.join(foreign)}")
     qrels = Qrels.from_records(
-        (topic_id, docid, value) for topic_id, topic_values in values.items() for docid, value in topic_values.items()
+        (topic_id, docid, value)
+        for topic_id, topic_values in values.items()
+        for docid, value in topic_values.items()
     )
     options = options or EvaluationOptions()
     scored = [(run, evaluate_run(qrels, _read_stored_run(run), parsed, options)) for run in runs]
     return _run_scores_store(
-        collection=collection, campaign=campaign, qrels_kind=qrels_kind,
-        measures=[m.name for m in parsed], scored=scored,
+        collection=collection,
+        campaign=campaign,
+        qrels_kind=qrels_kind,
+        measures=[m.name for m in parsed],
+        scored=scored,
     )
 
 
@@ -104,8 +109,13 @@ def _run_scores_store(
     run_scores = RunScore.objects.bulk_create(
         [
             RunScore(
-                run=run, campaign=campaign, qrels_kind=qrels_kind, measure=scores.measure,
-                mean=scores.mean, topic_count=len(scores.topics), computed_at=now,
+                run=run,
+                campaign=campaign,
+                qrels_kind=qrels_kind,
+                measure=scores.measure,
+                mean=scores.mean,
+                topic_count=len(scores.topics),
+                computed_at=now,
             )
             for run, per_measure in scored
             for scores in per_measure
@@ -126,7 +136,10 @@ def _run_scores_store(
 
 
 def run_scores_request(
-    *, collection: Collection | None = None, campaign: Campaign | None = None, measures: Sequence[str],
+    *,
+    collection: Collection | None = None,
+    campaign: Campaign | None = None,
+    measures: Sequence[str],
     qrels_kind: str | None = None,
 ) -> None:
     """Queue ``run_scores_compute`` for every run of the collection (or the campaign's collection) once the

@@ -12,7 +12,10 @@ from pools.models import Collection
 
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
 def run_scores_compute_task(
-    *, collection_id: int | None = None, campaign_id: int | None = None, measures: list[str],
+    *,
+    collection_id: int | None = None,
+    campaign_id: int | None = None,
+    measures: list[str],
     qrels_kind: str | None = None,
 ) -> int:
     """Score every run of the collection (graded qrels) or of the campaign's collection (its preference
@@ -36,8 +39,11 @@ CAMPAIGN_MEASURES = ["compat@0.8", "compat@0.85", "compat@0.95", "ndcg@3", "ndcg
 
 
 @shared_task(
-    name="metrics.campaign_scores_compute", acks_late=True, autoretry_for=(OperationalError,),
-    retry_backoff=True, max_retries=5,
+    name="metrics.campaign_scores_compute",
+    acks_late=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    max_retries=5,
 )
 def campaign_scores_compute_task(campaign_id: int) -> int:
     """Score the collection's runs against a finished campaign's combined preference qrels. The judging app

@@ -172,7 +172,9 @@ class _MissTally:
             name: sum(per_topic.values()) / len(per_topic) if per_topic else 0.0,
             f"{name}_se": _proportion_se(self.topics, topics, trials),
             f"{name}_any_topic": self.any_topic / trials,
-            f"{name}_by_rank": {str(r): self.ranks[r] / self.rank_trials[r] for r in sorted(self.rank_trials)},
+            f"{name}_by_rank": {
+                str(r): self.ranks[r] / self.rank_trials[r] for r in sorted(self.rank_trials)
+            },
             f"{name}_per_topic": per_topic,
         }
 

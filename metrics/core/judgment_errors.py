@@ -83,12 +83,16 @@ def meta_ap(positions: np.ndarray, *, depth: int = META_AP_DEPTH) -> np.ndarray:
 
 def retention_weights(meta_aps: np.ndarray) -> np.ndarray:
     """Propensity of a relevant item to stay relevant: ``sigmoid(-0.62 + 0.53 * metaAP)`` ([R] Eq. 1)."""
-    return scipy.special.expit(RETENTION_COEFFICIENTS[0] + RETENTION_COEFFICIENTS[1] * np.asarray(meta_aps, dtype=np.float64))
+    return scipy.special.expit(
+        RETENTION_COEFFICIENTS[0] + RETENTION_COEFFICIENTS[1] * np.asarray(meta_aps, dtype=np.float64)
+    )
 
 
 def flip_on_weights(meta_aps: np.ndarray) -> np.ndarray:
     """Propensity of a non-relevant item to be judged relevant: ``sigmoid(-3.90 + 1.20 * metaAP)``."""
-    return scipy.special.expit(FLIP_ON_COEFFICIENTS[0] + FLIP_ON_COEFFICIENTS[1] * np.asarray(meta_aps, dtype=np.float64))
+    return scipy.special.expit(
+        FLIP_ON_COEFFICIENTS[0] + FLIP_ON_COEFFICIENTS[1] * np.asarray(meta_aps, dtype=np.float64)
+    )
 
 
 def inclusion_probabilities(weights: np.ndarray, expected_size: float) -> np.ndarray:
@@ -144,7 +148,9 @@ def perturb_relevance(
     bounds = np.flatnonzero(np.diff(topic[order])) + 1
     for rows in np.split(order, bounds):
         relevant_rows, other_rows = rows[relevance[rows]], rows[~relevance[rows]]
-        probability[relevant_rows] = inclusion_probabilities(keep_weight[relevant_rows], len(relevant_rows) * tpr)
+        probability[relevant_rows] = inclusion_probabilities(
+            keep_weight[relevant_rows], len(relevant_rows) * tpr
+        )
         probability[other_rows] = inclusion_probabilities(flip_weight[other_rows], len(other_rows) * fpr)
     return rng.random(relevance.shape) < probability
 
@@ -201,7 +207,9 @@ def judgment_error_stability(
     flipped_off = flipped_on = 0
     for set_index in progress(range(sets)):
         rng = np.random.default_rng([seed, set_index])
-        judgoids = perturb_relevance(relevance, topic, tpr=tpr, fpr=fpr, judge=judge, meta_aps=meta_aps, rng=rng)
+        judgoids = perturb_relevance(
+            relevance, topic, tpr=tpr, fpr=fpr, judge=judge, meta_aps=meta_aps, rng=rng
+        )
         flipped_off += int((relevance & ~judgoids).sum())
         flipped_on += int((~relevance & judgoids).sum())
         observed = np.asarray(score(judgoids), dtype=np.float64)
@@ -275,7 +283,11 @@ def simulation_input(
     is_relevant = qrels.value >= options.threshold
     kept_topics = np.flatnonzero(np.bincount(codes[is_relevant], minlength=len(topic_names)) > 0)
     keep_row = np.isin(codes, kept_topics)
-    kept = Qrels(topic=qrels.topic[keep_row], docid=qrels.docid[keep_row], value=is_relevant[keep_row].astype(np.float64))
+    kept = Qrels(
+        topic=qrels.topic[keep_row],
+        docid=qrels.docid[keep_row],
+        value=is_relevant[keep_row].astype(np.float64),
+    )
     kept_names, kept_codes = np.unique(kept.topic.astype(str), return_inverse=True)
     topics = [str(name) for name in kept_names]
     topic_index = {name: i for i, name in enumerate(topics)}
@@ -291,10 +303,14 @@ def simulation_input(
         trec = (
             alignment
             if ordering == TREC_EVAL_ORDERING
-            else align(kept, rank_run(run, ties=TREC_EVAL_ORDERING.ties, duplicates=TREC_EVAL_ORDERING.duplicates))
+            else align(
+                kept, rank_run(run, ties=TREC_EVAL_ORDERING.ties, duplicates=TREC_EVAL_ORDERING.duplicates)
+            )
         )
         position = np.empty(len(kept))
-        position[_alignment_rows(trec, kept_codes, topic_index)] = np.where(trec.position >= 0, trec.position + 1.0, np.inf)
+        position[_alignment_rows(trec, kept_codes, topic_index)] = np.where(
+            trec.position >= 0, trec.position + 1.0, np.inf
+        )
         meta_positions.append(position)
     binary_options = replace(options, threshold=1.0)
 
@@ -303,7 +319,9 @@ def simulation_input(
         values = np.asarray(relevance, dtype=np.float64)
         for k, (alignment, order, column) in enumerate(zip(alignments, rows, columns, strict=True)):
             perturbed = replace(alignment, value=values[order])
-            scores = np.nan_to_num(np.asarray(measure.compute(perturbed, binary_options), dtype=np.float64), nan=0.0)
+            scores = np.nan_to_num(
+                np.asarray(measure.compute(perturbed, binary_options), dtype=np.float64), nan=0.0
+            )
             matrix[column, k] = scores
         return matrix
 

@@ -45,7 +45,9 @@ def _reciprocal(positions: np.ndarray) -> np.ndarray:
     return 1.0 / positions
 
 
-def lexiprecision(positions: np.ndarray, other_positions: np.ndarray, *, magnitude: Magnitude = "sgn") -> float:
+def lexiprecision(
+    positions: np.ndarray, other_positions: np.ndarray, *, magnitude: Magnitude = "sgn"
+) -> float:
     """Lexiprecision LP(pi, pi') of two position vectors of the same topic ([LP] Eqs. 2 and 3).
 
     ``i* = min{i : RR_i(pi) != RR_i(pi')}`` with ``RR_i = 1/f_i`` (0 when unretrieved);
@@ -122,7 +124,9 @@ def topic_positions(
         for k, (alignment, by_topic) in enumerate(zip(alignments, slices, strict=True)):
             topic_rows = by_topic.get(topic)
             if topic_rows is None or topic_rows.stop - topic_rows.start != len(values):
-                raise ValueError(f"run {alignment.runid!r} was aligned with different qrels (topic {topic!r})")
+                raise ValueError(
+                    f"run {alignment.runid!r} was aligned with different qrels (topic {topic!r})"
+                )
             position = alignment.position[topic_rows].astype(np.float64) + 1.0
             is_ranked = position >= 1 if depth is None else (position >= 1) & (position <= depth)
             positions[k] = np.where(is_ranked, position, np.inf)

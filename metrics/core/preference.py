@@ -29,7 +29,11 @@ def _levels_and_ranks(
     _check_depth(depth)
     ranking = list(ranking[:depth] if depth is not None else ranking)
     docids = list(values)
-    return document_positions(ranking, docids), np.array([values[d] for d in docids], dtype=np.float64), len(ranking)
+    return (
+        document_positions(ranking, docids),
+        np.array([values[d] for d in docids], dtype=np.float64),
+        len(ranking),
+    )
 
 
 def _pairs(ranks: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -123,7 +123,9 @@ def graded_rpp(
     ``document_positions`` and ``other_document_positions``: shape ``(n,)``, the rank of each judged item in
     each ranking (``inf`` when unretrieved), aligned with ``grades`` (shape ``(n,)``).
     """
-    stacked = np.vstack([np.asarray(document_positions, dtype=np.float64), np.asarray(other_document_positions)])
+    stacked = np.vstack(
+        [np.asarray(document_positions, dtype=np.float64), np.asarray(other_document_positions)]
+    )
     return float(rpp_matrix(stacked, grades, weighting=weighting)[0, 1])
 
 

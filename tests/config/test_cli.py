@@ -7,7 +7,9 @@ from config.cli import build_parser, main
 
 def test_every_documented_subcommand_is_registered():
     subcommands = build_parser()._subparsers._group_actions[0].choices
-    assert {"thin", "import", "simulate", "plan", "compat", "evaluate", "compare", "plot", "manage"} <= set(subcommands)
+    assert {"thin", "import", "simulate", "plan", "compat", "evaluate", "compare", "plot", "manage"} <= set(
+        subcommands
+    )
 
 
 def test_unknown_subcommand_is_a_usage_error(capsys):

@@ -27,7 +27,11 @@ def _production_env(**overrides: str) -> dict[str, str]:
 def test_check_deploy_is_clean_under_production_settings():
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-        cwd=REPO_DIR, env=_production_env(), capture_output=True, text=True, timeout=120,
+        cwd=REPO_DIR,
+        env=_production_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
@@ -37,7 +41,12 @@ def test_production_refuses_to_start_without_a_secret_key():
     env = _production_env()
     del env["DJANGO_SECRET_KEY"]
     result = subprocess.run(
-        [sys.executable, "manage.py", "check"], cwd=REPO_DIR, env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "manage.py", "check"],
+        cwd=REPO_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode != 0
     assert "DJANGO_SECRET_KEY" in result.stderr
@@ -50,21 +59,32 @@ def test_embedded_default_is_sqlite_and_eager_celery():
         "from django.conf import settings as s;"
         "print(s.DATABASES['default']['ENGINE'], s.CELERY_TASK_ALWAYS_EAGER)"
     )
-    result = subprocess.run([sys.executable, "-c", code], cwd=REPO_DIR, env=env, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_DIR, env=env, capture_output=True, text=True, timeout=60
+    )
     assert result.stdout.split() == ["django.db.backends.sqlite3", "True"], result.stderr
 
 
 def test_database_and_redis_urls_select_postgresql_and_a_real_broker():
-    env = dict(os.environ, DATABASE_URL="postgres://u:p@db.example:5432/toppref", REDIS_URL="redis://cache.example:6379/0")
+    env = dict(
+        os.environ,
+        DATABASE_URL="postgres://u:p@db.example:5432/toppref",
+        REDIS_URL="redis://cache.example:6379/0",
+    )
     env.pop("DJANGO_ENV", None)
     code = (
         "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='config.settings'; django.setup();"
         "from django.conf import settings as s; from config.celery import app;"
         "print(s.DATABASES['default']['ENGINE'], s.DATABASES['default']['HOST'], app.conf.broker_url, app.conf.task_always_eager)"
     )
-    result = subprocess.run([sys.executable, "-c", code], cwd=REPO_DIR, env=env, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_DIR, env=env, capture_output=True, text=True, timeout=60
+    )
     assert result.stdout.split() == [
-        "django.db.backends.postgresql", "db.example", "redis://cache.example:6379/0", "False"
+        "django.db.backends.postgresql",
+        "db.example",
+        "redis://cache.example:6379/0",
+        "False",
     ], result.stderr
 
 
@@ -72,6 +92,10 @@ def test_database_and_redis_urls_select_postgresql_and_a_real_broker():
 def test_docker_compose_file_is_valid():
     result = subprocess.run(
         ["docker-compose", "-f", "docker-compose.yml", "config", "-q"],
-        cwd=REPO_DIR, env=dict(os.environ, DJANGO_SECRET_KEY="x"), capture_output=True, text=True, timeout=60,
+        cwd=REPO_DIR,
+        env=dict(os.environ, DJANGO_SECRET_KEY="x"),
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 0, result.stderr

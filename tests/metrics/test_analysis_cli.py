@@ -56,7 +56,9 @@ def test_compare_tsv_gives_the_worked_example(files, capsys):
     pairs = {(m, a, b): (value, p) for m, a, b, value, p in _lines(output, "pair")}
     assert [pairs["rpp_binary", "S1", s][0] for s in ("S2", "S3")] == ["0.3333", "0.0000"]
     assert pairs["rpp_binary", "S2", "S3"][0] == "0.0556"
-    assert float(pairs["rpp_binary", "S1", "S2"][1]) == pytest.approx(stats.ttest_1samp([0, 0, 1], 0).pvalue, rel=1e-5)
+    assert float(pairs["rpp_binary", "S1", "S2"][1]) == pytest.approx(
+        stats.ttest_1samp([0, 0, 1], 0).pvalue, rel=1e-5
+    )
     # sgnLP of S1 over S2 is +1, -1, +1 on q1, q2, q3 (first differing recall level); sign test p = 1
     assert pairs["sgnlp", "S1", "S2"] == ("0.3333", "1")
     # RR means: S1 (1 + 1/2 + 1)/3, S2 (1/2 + 1 + 1/2)/3, S3 (1 + 1 + 1/3)/3
@@ -64,7 +66,9 @@ def test_compare_tsv_gives_the_worked_example(files, capsys):
     assert [means["rr", r] for r in ("S1", "S2", "S3")] == [0.8333, 0.6667, 0.7778]
     assert _lines(output, "sensitivity")[0] == ["rr", "t", "3", "3", "0", "0.0000"]
     assert {tuple(line[:2]) for line in _lines(output, "tau")} == {
-        ("rr", "rpp_binary"), ("rr", "sgnlp"), ("rpp_binary", "sgnlp")
+        ("rr", "rpp_binary"),
+        ("rr", "sgnlp"),
+        ("rpp_binary", "sgnlp"),
     }
 
 
@@ -126,8 +130,30 @@ def test_plot_needs_the_right_number_of_measures(files, tmp_path, capsys):
 def test_compare_simulates_assessor_error(files, capsys):
     qrels, runs = files
     # given a perfect judge: every perturbed qrels equals the original, so nothing can change
-    assert main(["compare", qrels, *runs, "-m", "rr", "rpp", "--judges", "random", "rank_biased",
-                 "--tpr", "1", "--fpr", "0", "--sets", "3", "--resamples", "50"]) == 0
+    assert (
+        main(
+            [
+                "compare",
+                qrels,
+                *runs,
+                "-m",
+                "rr",
+                "rpp",
+                "--judges",
+                "random",
+                "rank_biased",
+                "--tpr",
+                "1",
+                "--fpr",
+                "0",
+                "--sets",
+                "3",
+                "--resamples",
+                "50",
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
     rows = _lines(captured.out, "stability")
     assert [row[:8] for row in rows] == [
@@ -148,8 +174,25 @@ def test_compare_orders_run_versus_run_measures_by_mc4(files, capsys):
     qrels, runs = files
     taus = {}
     for ordering in ("win-rate", "mc4"):
-        assert main(["compare", qrels, *runs, "-m", "rr", "rpp_binary", "--ordering", ordering, "--format", "json",
-                     "--resamples", "50"]) == 0
+        assert (
+            main(
+                [
+                    "compare",
+                    qrels,
+                    *runs,
+                    "-m",
+                    "rr",
+                    "rpp_binary",
+                    "--ordering",
+                    ordering,
+                    "--format",
+                    "json",
+                    "--resamples",
+                    "50",
+                ]
+            )
+            == 0
+        )
         taus[ordering] = json.loads(capsys.readouterr().out)["kendall_tau"]["rr"]["rpp_binary"]
     assert taus["win-rate"] == pytest.approx(1.0)
     assert taus["mc4"] == pytest.approx(stats.kendalltau([3, 1, 2], [2, 1, 3]).statistic)
@@ -157,7 +200,9 @@ def test_compare_orders_run_versus_run_measures_by_mc4(files, capsys):
 
 def test_compare_one_run_reports_undefined_values_as_null(files, capsys):
     qrels, runs = files
-    assert main(["compare", qrels, runs[0], "-m", "rr", "sgnlp", "--format", "json", "--resamples", "50"]) == 0
+    assert (
+        main(["compare", qrels, runs[0], "-m", "rr", "sgnlp", "--format", "json", "--resamples", "50"]) == 0
+    )
     report = json.loads(capsys.readouterr().out)
     assert report["measures"]["rr"]["sensitivity"] is None and report["measures"]["rr"]["pairs"] == []
     assert report["kendall_tau"]["rr"]["sgnlp"] is None
@@ -167,8 +212,26 @@ def test_compare_one_run_reports_undefined_values_as_null(files, capsys):
 
 def test_compare_with_randomized_hsd(files, capsys):
     qrels, runs = files
-    assert main(["compare", qrels, *runs, "-m", "rr", "rpp_binary", "--hsd", "--resamples", "200",
-                 "--correction", "bonferroni", "--format", "json"]) == 0
+    assert (
+        main(
+            [
+                "compare",
+                qrels,
+                *runs,
+                "-m",
+                "rr",
+                "rpp_binary",
+                "--hsd",
+                "--resamples",
+                "200",
+                "--correction",
+                "bonferroni",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     report = json.loads(capsys.readouterr().out)
     assert report["correction"] == "none"
     for name in ("rr", "rpp_binary"):
@@ -176,7 +239,9 @@ def test_compare_with_randomized_hsd(files, capsys):
         assert measure["test"] == "hsd"
         # a permutation p-value counts resamples: a multiple of 1/200
         assert all(0 <= pair["p_value"] <= 1 for pair in measure["pairs"])
-        assert all(abs(pair["p_value"] * 200 - round(pair["p_value"] * 200)) < 1e-9 for pair in measure["pairs"])
+        assert all(
+            abs(pair["p_value"] * 200 - round(pair["p_value"] * 200)) < 1e-9 for pair in measure["pairs"]
+        )
 
 
 @pytest.mark.parametrize("alpha", ["0", "1", "-0.1"])
@@ -184,7 +249,10 @@ def test_compare_rejects_an_alpha_outside_0_1(files, capsys, alpha):
     qrels, runs = files
     assert main(["compare", qrels, *runs, "-m", "rr", "--alpha", alpha]) == 2
     captured = capsys.readouterr()
-    assert captured.out == "" and captured.err == f"toppref compare: error: --alpha must be in (0, 1), got {float(alpha)}\n"
+    assert (
+        captured.out == ""
+        and captured.err == f"toppref compare: error: --alpha must be in (0, 1), got {float(alpha)}\n"
+    )
 
 
 def test_plot_ci_without_a_common_topic_is_an_error_and_writes_nothing(files, tmp_path, capsys):

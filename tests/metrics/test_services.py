@@ -35,7 +35,11 @@ def collection(settings, tmp_path):
 
 def _stored(**filters):
     return {
-        (s.run.name, s.measure): (s.mean, s.topic_count, {t.topic.topic_id: t.value for t in s.topic_scores.all()})
+        (s.run.name, s.measure): (
+            s.mean,
+            s.topic_count,
+            {t.topic.topic_id: t.value for t in s.topic_scores.all()},
+        )
         for s in RunScore.objects.filter(**filters).select_related("run")
     }
 
@@ -74,7 +78,10 @@ def test_campaign_scores_are_kept_apart_from_graded_scores(collection):
     assert combined == graded and RunScore.objects.count() == 4
     # best-only qrels without a finished topic hold no relevant item: every RR is 0
     run_scores_compute(campaign=campaign, measures=["rr"], qrels_kind="best")
-    assert {key: value[0] for key, value in _stored(qrels_kind="best").items()} == {("good", "rr"): 0.0, ("poor", "rr"): 0.0}
+    assert {key: value[0] for key, value in _stored(qrels_kind="best").items()} == {
+        ("good", "rr"): 0.0,
+        ("poor", "rr"): 0.0,
+    }
 
 
 @pytest.mark.django_db

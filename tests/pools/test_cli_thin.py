@@ -15,7 +15,10 @@ def test_thin_cast_k5_prints_the_papers_candidate_pool(cast_dir, capsys):
     assert len(per_topic) == 173
     assert per_topic["67_8"] == 112
     # paper 000 section 4.1: 8,120 of the 29,350 judged passages have a positive grade
-    assert err == "thin -k 5: 173 topics, 2673 candidates, largest pool 112 (topic 67_8); 8120 of 29350 judgments positive\n"
+    assert (
+        err
+        == "thin -k 5: 173 topics, 2673 candidates, largest pool 112 (topic 67_8); 8120 of 29350 judgments positive\n"
+    )
 
 
 def test_thin_output_is_sorted_and_keeps_integral_grades_integral(tmp_path, capsys):
@@ -29,8 +32,7 @@ def test_thin_output_is_sorted_and_keeps_integral_grades_integral(tmp_path, caps
     assert status == 0
     assert out == "31_10 Q0 y 2.5\n31_10 Q0 z 1\n31_2 Q0 c 4\n31_2 Q0 a 3\n31_2 Q0 b 3\n"
     assert (
-        err
-        == "thin -k 2: 2 topics, 5 candidates, largest pool 3 (topic 31_2); 5 of 7 judgments positive; "
+        err == "thin -k 2: 2 topics, 5 candidates, largest pool 3 (topic 31_2); 5 of 7 judgments positive; "
         "1 topic without a positive grade left out\n"
     )
 

@@ -39,9 +39,7 @@ class Command(BaseCommand):
         parser.add_argument("--preferences-per-hit", type=int, default=10)
         parser.add_argument("--challenges-per-hit", type=int, default=3)
         parser.add_argument("--pay", type=usd, default=Decimal("2.00"), help="USD per HIT to the worker")
-        parser.add_argument(
-            "--fee", type=usd, default=Decimal("0.40"), help="USD per HIT to the platform"
-        )
+        parser.add_argument("--fee", type=usd, default=Decimal("0.40"), help="USD per HIT to the platform")
         parser.add_argument("--budget", type=usd, default=None, help="USD")
 
     def handle(self, *args, **options):

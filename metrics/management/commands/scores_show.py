@@ -41,7 +41,9 @@ class Command(BaseCommand):
             ),
             (
                 "The same runs against the graded qrels",
-                RunScore.objects.filter(run__collection=collection, campaign__isnull=True, measure__in=measures),
+                RunScore.objects.filter(
+                    run__collection=collection, campaign__isnull=True, measure__in=measures
+                ),
                 {"collection": collection},
             ),
         ):
@@ -64,5 +66,6 @@ class Command(BaseCommand):
         for run_name in sorted(table, key=lambda name: -table[name].get(first, float("-inf"))):
             row = table[run_name]
             self.stdout.write(
-                f"{run_name:<16}" + "".join(f"{row[name]:>12.4f}" if name in row else f"{'-':>12}" for name in measures)
+                f"{run_name:<16}"
+                + "".join(f"{row[name]:>12.4f}" if name in row else f"{'-':>12}" for name in measures)
             )

@@ -17,9 +17,13 @@ class Command(BaseCommand):
 
     def handle(self, *args, username: str, password: str | None, url: str, **options):
         if settings.IS_PRODUCTION:
-            raise CommandError("demo_superuser is for development; use `manage.py createsuperuser` in production.")
+            raise CommandError(
+                "demo_superuser is for development; use `manage.py createsuperuser` in production."
+            )
         password = password or secrets.token_urlsafe(9)
-        user, _ = get_user_model().objects.get_or_create(username=username, defaults={"email": f"{username}@localhost"})
+        user, _ = get_user_model().objects.get_or_create(
+            username=username, defaults={"email": f"{username}@localhost"}
+        )
         user.is_staff = True
         user.is_superuser = True
         user.set_password(password)

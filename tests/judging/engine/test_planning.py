@@ -65,7 +65,13 @@ def test_odd_pool_reports_per_opponent_count(culling, p7, p8):
 def test_pools_up_to_f_cost_exactly_all_pairs():
     # |C| <= F goes straight to stage 2: C(9,2) = 36 judgments in 4 HITs at $2.40, and nothing is missed.
     plan = plan_campaign({"a": 9, "b": 1, "c": 0}, params=CrowdParams(), trials=5, rng=random.Random(0))
-    assert (plan["judgments"], plan["hits"], plan["cost_usd"], plan["p_miss"], plan["p_lost"]) == (36.0, 4.0, 9.6, 0.0, 0.0)
+    assert (plan["judgments"], plan["hits"], plan["cost_usd"], plan["p_miss"], plan["p_lost"]) == (
+        36.0,
+        4.0,
+        9.6,
+        0.0,
+        0.0,
+    )
     assert plan["judgments_sd"] == 0.0
     assert plan["p_miss_per_topic"] == {"a": 0.0, "b": 0.0}
 

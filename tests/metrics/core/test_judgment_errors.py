@@ -22,8 +22,12 @@ from metrics.core.judgment_errors import (
 
 @pytest.mark.parametrize(
     ("setting", "tpr", "fpr"),
-    [("smart-neutral", 0.933193, 0.066807), ("extreme", 0.308538, 0.066807), ("nist-primary", 0.7823, 0.0643),
-     ("crowd-secondary", 0.7910, 0.1379)],
+    [
+        ("smart-neutral", 0.933193, 0.066807),
+        ("extreme", 0.308538, 0.066807),
+        ("nist-primary", 0.7823, 0.0643),
+        ("crowd-secondary", 0.7910, 0.1379),
+    ],
 )
 def test_judge_rates_of_the_paper_settings(setting, tpr, fpr):
     assert judge_rates(*JUDGE_SETTINGS[setting]) == pytest.approx((tpr, fpr), abs=1e-4)
@@ -46,8 +50,12 @@ def test_meta_ap_checks_of_the_paper():
 
 def test_logistic_weights_table_of_measures_md_4_3():
     meta_aps = np.array([0.0, 1.0, 2.0, 5.0, 7.4855])
-    assert retention_weights(meta_aps).tolist() == pytest.approx([0.3498, 0.4775, 0.6083, 0.8839, 0.9660], abs=1e-4)
-    assert flip_on_weights(meta_aps).tolist() == pytest.approx([0.0198, 0.0630, 0.1824, 0.8909, 0.9938], abs=1e-4)
+    assert retention_weights(meta_aps).tolist() == pytest.approx(
+        [0.3498, 0.4775, 0.6083, 0.8839, 0.9660], abs=1e-4
+    )
+    assert flip_on_weights(meta_aps).tolist() == pytest.approx(
+        [0.0198, 0.0630, 0.1824, 0.8909, 0.9938], abs=1e-4
+    )
 
 
 def test_inclusion_probabilities_of_measures_md_6_8():
@@ -56,7 +64,9 @@ def test_inclusion_probabilities_of_measures_md_6_8():
     complement = inclusion_probabilities(weights, 7)
     assert main.tolist() == pytest.approx((weights * 2 / 4.5).tolist(), abs=1e-12)
     assert main[-1] == pytest.approx(0.4) and main.sum() == pytest.approx(2)
-    assert complement.tolist() == pytest.approx([0.6, 0.6444, 0.6889, 0.7333, 0.7778, 0.8222, 0.8667, 0.9111, 0.9556], abs=1e-4)
+    assert complement.tolist() == pytest.approx(
+        [0.6, 0.6444, 0.6889, 0.7333, 0.7778, 0.8222, 0.8667, 0.9111, 0.9556], abs=1e-4
+    )
     assert complement.sum() == pytest.approx(7)
     assert inclusion_probabilities(np.full(5, 0.3), 2).tolist() == pytest.approx([0.4] * 5)
     assert inclusion_probabilities(np.full(5, 0.3), 0.5).tolist() == pytest.approx([0.1] * 5)
@@ -66,7 +76,9 @@ def test_inclusion_probabilities_of_measures_md_6_8():
 
 
 def _qrels(relevant_per_topic=40, other_per_topic=400, topics=5):
-    relevance = np.concatenate([np.r_[np.ones(relevant_per_topic), np.zeros(other_per_topic)]] * topics).astype(bool)
+    relevance = np.concatenate(
+        [np.r_[np.ones(relevant_per_topic), np.zeros(other_per_topic)]] * topics
+    ).astype(bool)
     topic = np.repeat(np.arange(topics), relevant_per_topic + other_per_topic)
     return relevance, topic
 
@@ -102,7 +114,14 @@ def test_rank_biased_judge_flips_popular_non_relevant_items_more():
     relevance, topic = _qrels()
     meta_aps = np.tile(np.r_[np.linspace(0, 7, 40), np.r_[np.zeros(200), np.full(200, 6.0)]], 5)
     rng = np.random.default_rng(5)
-    draws = np.array([perturb_relevance(relevance, topic, tpr=0.9, fpr=0.05, judge="rank_biased", meta_aps=meta_aps, rng=rng) for _ in range(100)])
+    draws = np.array(
+        [
+            perturb_relevance(
+                relevance, topic, tpr=0.9, fpr=0.05, judge="rank_biased", meta_aps=meta_aps, rng=rng
+            )
+            for _ in range(100)
+        ]
+    )
     popular = ~relevance & (meta_aps == 6.0)
     unpopular = ~relevance & (meta_aps == 0.0)
     assert draws[:, popular].mean() > 5 * draws[:, unpopular].mean()
@@ -111,7 +130,9 @@ def test_rank_biased_judge_flips_popular_non_relevant_items_more():
 def test_perturb_rejects_bad_arguments():
     relevance, topic = _qrels(2, 2, 1)
     with pytest.raises(ValueError, match="meta-AP"):
-        perturb_relevance(relevance, topic, tpr=0.9, fpr=0.1, judge="rank_biased", rng=np.random.default_rng(0))
+        perturb_relevance(
+            relevance, topic, tpr=0.9, fpr=0.1, judge="rank_biased", rng=np.random.default_rng(0)
+        )
     with pytest.raises(ValueError, match="judge"):
         perturb_relevance(relevance, topic, tpr=0.9, fpr=0.1, judge="lazy", rng=np.random.default_rng(0))
     with pytest.raises(ValueError, match="TPR and FPR"):
@@ -122,7 +143,9 @@ def _precision_at_5_scorer(topics=6, runs=5, judged_per_topic=30, seed=0):
     """A toy collection: each run ranks the judged rows of each topic at random ranks 1..60."""
     rng = np.random.default_rng(seed)
     topic = np.repeat(np.arange(topics), judged_per_topic)
-    ranks = np.stack([rng.permutation(60)[:judged_per_topic] + 1 for _ in range(runs * topics)]).reshape(runs, topics, judged_per_topic)
+    ranks = np.stack([rng.permutation(60)[:judged_per_topic] + 1 for _ in range(runs * topics)]).reshape(
+        runs, topics, judged_per_topic
+    )
     ranks = ranks.reshape(runs, -1)
     relevance = rng.random(topics * judged_per_topic) < 0.3
 
@@ -143,7 +166,9 @@ def test_stability_with_a_perfect_judge_keeps_every_conclusion():
     truth = score(relevance)
     runs = truth.shape[1]
     significant = sum(
-        stats.ttest_rel(truth[:, a], truth[:, b]).pvalue < 0.05 for a in range(runs) for b in range(a + 1, runs)
+        stats.ttest_rel(truth[:, a], truth[:, b]).pvalue < 0.05
+        for a in range(runs)
+        for b in range(a + 1, runs)
     )
     assert significant > 0
     assert stability.significant_pairs == 3 * significant and stability.agreement == 1.0
@@ -168,11 +193,15 @@ def test_simulation_input_scores_like_a_fresh_evaluation(cast_dir, name):
     runs = [read_run(cast_dir / "runs" / f"decaf{n}.run") for n in ("01", "07", "12")]
     measure = parse_measure(name)
     prepared = simulation_input(qrels, runs, measure)
-    judgoids = perturb_relevance(prepared.relevance, prepared.topic, tpr=0.8, fpr=0.1, rng=np.random.default_rng(2))
+    judgoids = perturb_relevance(
+        prepared.relevance, prepared.topic, tpr=0.8, fpr=0.1, rng=np.random.default_rng(2)
+    )
     # when scored by swapping values, and by evaluating binary qrels written out from scratch
     fast = prepared.score(judgoids)
     keep = np.isin(qrels.topic, prepared.topics)
-    rewritten = Qrels.from_records(zip(qrels.topic[keep], qrels.docid[keep], judgoids.astype(float), strict=True))
+    rewritten = Qrels.from_records(
+        zip(qrels.topic[keep], qrels.docid[keep], judgoids.astype(float), strict=True)
+    )
     options = EvaluationOptions(missing_topics="zero")
     for k, run in enumerate(runs):
         (slow,) = evaluate_run(rewritten, run, [measure], options)

@@ -46,7 +46,9 @@ def slow_lexiprecision(f, g, magnitude):
 def test_lexiprecision_worked_examples(f, g, sgn, rr):
     # given the position vectors of measures.md 6.2 / when compared / then the tabulated values
     assert lexiprecision(np.array(f, float), np.array(g, float), magnitude="sgn") == sgn
-    assert lexiprecision(np.array(f, float), np.array(g, float), magnitude="rr") == pytest.approx(rr, abs=1e-15)
+    assert lexiprecision(np.array(f, float), np.array(g, float), magnitude="rr") == pytest.approx(
+        rr, abs=1e-15
+    )
 
 
 def test_mean_rrlp_over_topics_matches_measures_md():
@@ -115,7 +117,9 @@ def test_lexiprecision_equals_slow_loop_and_is_antisymmetric(case):
 )
 def test_relabelling_docids_changes_nothing(run_a, run_b, relevant, relabelled):
     mapping = dict(zip("abcdefghij", relabelled, strict=True))
-    before = lexiprecision(relevant_positions(run_a, relevant), relevant_positions(run_b, relevant), magnitude="rr")
+    before = lexiprecision(
+        relevant_positions(run_a, relevant), relevant_positions(run_b, relevant), magnitude="rr"
+    )
     after = lexiprecision(
         relevant_positions([mapping[d] for d in run_a], {mapping[d] for d in relevant}),
         relevant_positions([mapping[d] for d in run_b], {mapping[d] for d in relevant}),

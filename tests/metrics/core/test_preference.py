@@ -69,7 +69,9 @@ def slow_pref(ranking, values, weighted):
 
 
 docs = "abcdefghij"
-values_strategy = st.dictionaries(st.sampled_from(docs), st.sampled_from([-1.0, 0.0, 1.0, 2.0, 50.0]), min_size=2)
+values_strategy = st.dictionaries(
+    st.sampled_from(docs), st.sampled_from([-1.0, 0.0, 1.0, 2.0, 50.0]), min_size=2
+)
 rankings = st.lists(st.sampled_from(docs + "xyz"), max_size=13, unique=True)
 
 
@@ -106,7 +108,9 @@ def test_per_topic_on_cast_equals_the_ranking_function(cast_dir):
     from metrics.core.readers import read_qrels, read_run
 
     qrels = read_qrels(cast_dir / "qrels.preference.txt")
-    ranked = rank_run(read_run(cast_dir / "runs" / "decaf03.run"), ties=DOCID_DESCENDING, duplicates="collapse")
+    ranked = rank_run(
+        read_run(cast_dir / "runs" / "decaf03.run"), ties=DOCID_DESCENDING, duplicates="collapse"
+    )
     alignment = align(qrels, ranked)
     per_topic_p, per_topic_w = ppref_per_topic(alignment, 20), wpref_per_topic(alignment, 20)
     for index, topic in enumerate(alignment.topics[:40]):
@@ -116,7 +120,9 @@ def test_per_topic_on_cast_equals_the_ranking_function(cast_dir):
         assert per_topic_w[index] == pytest.approx(wpref(ranking, values, depth=20), abs=1e-12)
     # then the registry reaches the same numbers by name
     ppref_scores, wpref_scores = evaluate_run(
-        qrels, read_run(cast_dir / "runs" / "decaf03.run"), [parse_measure("ppref@20"), parse_measure("wpref@20")]
+        qrels,
+        read_run(cast_dir / "runs" / "decaf03.run"),
+        [parse_measure("ppref@20"), parse_measure("wpref@20")],
     )
     assert ppref_scores.measure == "ppref@20"
     assert np.array_equal(ppref_scores.values, per_topic_p[: len(ppref_scores.values)])

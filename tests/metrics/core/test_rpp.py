@@ -24,7 +24,9 @@ INF = math.inf
     ],
 )
 def test_binary_rpp_worked_examples(f, g, weighting, expected):
-    assert rpp(np.array(f, float), np.array(g, float), weighting=weighting) == pytest.approx(expected, abs=1e-6)
+    assert rpp(np.array(f, float), np.array(g, float), weighting=weighting) == pytest.approx(
+        expected, abs=1e-6
+    )
 
 
 def test_recall_level_weights_sum_to_one():
@@ -62,9 +64,13 @@ def test_graded_rpp_paper_example(weighting, expected):
 def test_binary_rpp_paper_example(weighting, expected):
     x, y, grades = _xy_positions()
     stacked = np.vstack([x, y])
-    assert rpp_matrix(stacked, grades, weighting=weighting, is_graded=False)[0, 1] == pytest.approx(expected, abs=1e-6)
+    assert rpp_matrix(stacked, grades, weighting=weighting, is_graded=False)[0, 1] == pytest.approx(
+        expected, abs=1e-6
+    )
     relevant = [d for d, grade in XY_GRADES.items() if grade > 0]
-    binary = rpp(relevant_positions(X_RUN, relevant), relevant_positions(Y_RUN, relevant), weighting=weighting)
+    binary = rpp(
+        relevant_positions(X_RUN, relevant), relevant_positions(Y_RUN, relevant), weighting=weighting
+    )
     assert binary == pytest.approx(expected, abs=1e-6)
 
 
@@ -80,8 +86,12 @@ def test_binary_rpp_paper_example(weighting, expected):
 def test_weak_order_example_of_measures_md_9_3(weighting, is_graded, expected):
     # levels a=3 (best), b=2, c=1; x, y level 0; pi = [b,a,x,c], pi' = [a,x,b,y,c]
     docids, grades = ["a", "b", "c", "x", "y"], np.array([3, 2, 1, 0, 0], float)
-    stacked = np.vstack([document_positions(["b", "a", "x", "c"], docids), document_positions(list("axbyc"), docids)])
-    assert rpp_matrix(stacked, grades, weighting=weighting, is_graded=is_graded)[0, 1] == pytest.approx(expected, abs=1e-6)
+    stacked = np.vstack(
+        [document_positions(["b", "a", "x", "c"], docids), document_positions(list("axbyc"), docids)]
+    )
+    assert rpp_matrix(stacked, grades, weighting=weighting, is_graded=is_graded)[0, 1] == pytest.approx(
+        expected, abs=1e-6
+    )
 
 
 def test_aggregation_example_of_measures_md_6_7():
@@ -100,7 +110,11 @@ def test_aggregation_example_of_measures_md_6_7():
     assert per_topic["q2"][0, 1:].tolist() == [0.0, -1.0] and per_topic["q2"][1, 2] == -0.5
     assert per_topic["q3"][0, 1:].tolist() == [1.0, 1.0] and per_topic["q3"][1, 2] == 1.0
     mean = np.mean(list(per_topic.values()), axis=0)
-    assert mean[0, 1] == pytest.approx(1 / 3) and mean[0, 2] == 0.0 and mean[1, 2] == pytest.approx(0.055556, abs=1e-6)
+    assert (
+        mean[0, 1] == pytest.approx(1 / 3)
+        and mean[0, 2] == 0.0
+        and mean[1, 2] == pytest.approx(0.055556, abs=1e-6)
+    )
 
 
 def test_grade_thresholds_are_the_distinct_positive_grades():
@@ -108,7 +122,10 @@ def test_grade_thresholds_are_the_distinct_positive_grades():
 
 
 def test_topic_without_positive_grade_gives_zero_matrix():
-    assert rpp_matrix(np.array([[1.0, 2.0], [2.0, 1.0]]), np.array([0.0, 0.0])).tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    assert rpp_matrix(np.array([[1.0, 2.0], [2.0, 1.0]]), np.array([0.0, 0.0])).tolist() == [
+        [0.0, 0.0],
+        [0.0, 0.0],
+    ]
 
 
 def test_rpp_matrix_rejects_misaligned_grades():
@@ -173,7 +190,12 @@ def test_cast_decaf07_vs_decaf12_equals_pref_eval(cast_dir):
 
     qrels = read_qrels(cast_dir / "qrels.graded.txt")
     alignments = [
-        align(qrels, rank_run(read_run(cast_dir / "runs" / f"decaf{n}.run"), ties=DOCID_DESCENDING, duplicates="collapse"))
+        align(
+            qrels,
+            rank_run(
+                read_run(cast_dir / "runs" / f"decaf{n}.run"), ties=DOCID_DESCENDING, duplicates="collapse"
+            ),
+        )
         for n in ("07", "12")
     ]
     # when the mean over the 173 judged turns is taken
@@ -199,7 +221,10 @@ def test_topic_positions_depth_and_missing_topic():
         Run.from_records([("t1", "a", 1.0), ("t2", "c", 1.0)], runid="r2"),
     ]
     alignments = [align(qrels, rank_run(run, ties=DOCID_DESCENDING, duplicates="collapse")) for run in runs]
-    seen = {topic: (positions.tolist(), values.tolist()) for topic, positions, values in topic_positions(alignments, depth=1)}
+    seen = {
+        topic: (positions.tolist(), values.tolist())
+        for topic, positions, values in topic_positions(alignments, depth=1)
+    }
     assert seen == {"t1": ([[INF, 1.0], [1.0, INF]], [2.0, 0.0]), "t2": ([[INF], [1.0]], [1.0])}
 
 

@@ -57,7 +57,9 @@ def test_pairwise_p_values_equal_scipy_per_pair(scores):
                 expected = stats.ttest_rel(scores[:, a], scores[:, b]).pvalue
                 assert t_matrix[a, b] == pytest.approx(expected, rel=1e-9, abs=1e-12)
             nonzero = differences[differences != 0]
-            expected_sign = stats.binomtest(int((nonzero > 0).sum()), len(nonzero)).pvalue if len(nonzero) else 1.0
+            expected_sign = (
+                stats.binomtest(int((nonzero > 0).sum()), len(nonzero)).pvalue if len(nonzero) else 1.0
+            )
             assert sign_matrix[a, b] == pytest.approx(expected_sign, abs=1e-12)
             assert sign_matrix[b, a] == sign_matrix[a, b] and t_matrix[b, a] == t_matrix[a, b]
 
@@ -126,6 +128,10 @@ def test_randomized_hsd_of_differences_equals_the_metric_version(scores, seed):
 def test_randomized_hsd_is_seeded_and_rejects_bad_resamples():
     rng = np.random.default_rng(1)
     preferences = score_differences(rng.random((8, 3)))
-    assert np.array_equal(randomized_hsd(preferences, resamples=50, seed=2), randomized_hsd(preferences, resamples=50, seed=2), equal_nan=True)
+    assert np.array_equal(
+        randomized_hsd(preferences, resamples=50, seed=2),
+        randomized_hsd(preferences, resamples=50, seed=2),
+        equal_nan=True,
+    )
     with pytest.raises(ValueError, match="resamples"):
         randomized_hsd(preferences, resamples=0)
