@@ -143,8 +143,8 @@ class WorkerAdmin(ReadOnlyAdmin):
 
 @admin.register(Assignment)
 class AssignmentAdmin(ReadOnlyAdmin):
-    list_display = ["hit", "worker", "status", "is_paid", "started_at", "submitted_at"]
-    list_filter = ["status", "is_paid"]
+    list_display = ["hit", "worker", "status", "earned_usd", "paid_usd", "started_at", "submitted_at"]
+    list_filter = ["status"]
     raw_id_fields = ["hit", "worker"]
 
 

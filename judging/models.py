@@ -6,6 +6,7 @@ so that a crash at any point leaves a consistent database from which every step 
 collection deletes its campaigns with it (as pools' ``collection_delete`` promises); workers and assessors stay.
 """
 
+import uuid
 from datetime import timedelta
 from decimal import Decimal
 
@@ -35,11 +36,29 @@ class Campaign(models.Model):
     class Status(models.TextChoices):
         DRAFT = "draft"
         RUNNING = "running"
+        PAUSED = "paused"
         DONE = "done"
+
+    class Provider(models.TextChoices):
+        LOCAL = "local", "local crowd (logged-in crowd users)"
+        MTURK = "mturk", "Amazon Mechanical Turk"
+        PROLIFIC = "prolific", "Prolific"
 
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="campaigns")
     name = models.SlugField(max_length=100, unique=True)
+    # Public, unguessable id: the Prolific entry page /hits/campaign/<public_id>/ (never a sequential number).
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     description = models.TextField(blank=True)
+    # The researcher who owns the campaign: only they (and staff) see it, its files and its exports.
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="campaigns"
+    )
+    provider = models.CharField(max_length=20, choices=Provider.choices, default=Provider.LOCAL)
+    # What the provider gave back when the campaign was set up there (MTurk HIT type and exclusion
+    # qualification ids, Prolific study ids...), so that a retried setup reuses them.
+    provider_state = models.JSONField(default=dict, blank=True)
+    # Why publishing last stopped short (budget, balance...), shown by campaign_status and the dashboard.
+    publish_note = models.CharField(max_length=500, blank=True)
     mode = models.CharField(max_length=20, choices=Mode.choices, default=Mode.CROWD)
     k = models.PositiveIntegerField(default=5)
     final_stage_size = models.PositiveIntegerField("F", default=9)
@@ -54,6 +73,8 @@ class Campaign(models.Model):
     budget_usd = models.DecimalField(max_digits=10, decimal_places=2, null=True, blank=True)
     # How long a published HIT stays open before its pairs go back to the queue.
     hit_lifetime = models.DurationField(default=timedelta(days=1))
+    # How long a worker has to finish a HIT once they took it (MTurk's AssignmentDurationInSeconds).
+    assignment_duration = models.DurationField(default=timedelta(hours=1))
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.DRAFT)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -200,9 +221,15 @@ class Hit(models.Model):
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="hits")
     number = models.PositiveIntegerField()
+    # Public, unguessable id: the external HIT page /hits/<public_id>/ and MTurk's UniqueRequestToken.
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.OPEN)
     provider = models.CharField(max_length=30, default="local")
     external_id = models.CharField(max_length=200, blank=True)
+    # Money as published to the provider (reward to the worker, the provider's fee), None until published.
+    reward_usd = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True)
+    fee_usd = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True)
+    published_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     closed_at = models.DateTimeField(null=True, blank=True)
@@ -307,11 +334,22 @@ class Assignment(models.Model):
         EXPIRED = "expired"
 
     hit = models.ForeignKey(Hit, on_delete=models.CASCADE, related_name="assignments")
+    # The HIT's campaign, repeated here so the database can hold "one live assignment per worker and campaign".
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="assignments")
     worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="assignments")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.IN_PROGRESS)
     external_id = models.CharField(max_length=200, blank=True)
-    is_paid = models.BooleanField(default=False)
+    # What the provider says of it (MTurk: Submitted, Approved, Rejected; Prolific: AWAITING REVIEW, ...).
+    provider_status = models.CharField(max_length=40, blank=True)
+    # Prolific's completion code, issued only once the server has stored and checked every answer.
+    completion_code = models.CharField(max_length=40, blank=True)
+    # Earned on submit (paid whether counted or not: paper, section 4.3); paid once the provider confirmed it.
+    earned_usd = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True)
+    paid_usd = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True)
+    paid_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(auto_now_add=True)
+    # started_at + the campaign's assignment_duration: work submitted before it is accepted.
+    deadline_at = models.DateTimeField(null=True, blank=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -322,7 +360,13 @@ class Assignment(models.Model):
                 fields=["hit"],
                 condition=Q(status__in=["in_progress", "accepted"]),
                 name="one_live_assignment_per_hit",
-            )
+            ),
+            # A double click or a retry never hoards HITs: one assignment in progress per worker and campaign.
+            models.UniqueConstraint(
+                fields=["worker", "campaign"],
+                condition=Q(status="in_progress"),
+                name="one_assignment_in_progress_per_worker_campaign",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -336,7 +380,10 @@ class Judgment(models.Model):
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="judgments")
     slot = models.ForeignKey(HitSlot, on_delete=models.CASCADE, related_name="judgments")
     winner = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    winner_side = models.CharField(max_length=5, choices=[("left", "left"), ("right", "right")], blank=True)
     shown_at = models.DateTimeField(null=True, blank=True)
+    # Milliseconds between the pair being shown and the answer, as measured in the judge's browser.
+    milliseconds = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -357,6 +404,8 @@ class TournamentJudgment(models.Model):
     left = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
     right = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
     winner = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    winner_side = models.CharField(max_length=5, choices=[("left", "left"), ("right", "right")], blank=True)
+    milliseconds = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -373,3 +422,45 @@ class TournamentJudgment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.campaign_topic.topic}: {self.winner}"
+
+
+class Export(models.Model):
+    """A file built from a campaign by a background task (preference qrels, judgment logs, workers table),
+    kept with its checksum and served only to the campaign's owner."""
+
+    class Kind(models.TextChoices):
+        COMBINED = "combined", "preference qrels (combined)"
+        TOP_K = "top_k", "preference qrels (top-k)"
+        BEST = "best", "preference qrels (best)"
+        JUDGMENTS = "judgments", "judgment log (CSV)"
+        JUDGMENTS_RELEASE = "judgments_release", "judgment log for release (CSV, no worker ids)"
+        WORKERS = "workers", "workers table (CSV)"
+        LEADERBOARD = "leaderboard", "leaderboard (CSV)"
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        RUNNING = "running"
+        READY = "ready"
+        FAILED = "failed"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="exports")
+    kind = models.CharField(max_length=30, choices=Kind.choices)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    progress = models.FloatField(default=0.0)
+    # Stored under the private media root; served only through a view that checks the campaign's owner.
+    file = models.FileField(upload_to="exports/", max_length=500, blank=True)
+    sha256 = models.CharField(max_length=64, blank=True)
+    size_bytes = models.PositiveBigIntegerField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["campaign", "kind"])]
+
+    def __str__(self) -> str:
+        return f"{self.campaign} {self.kind} ({self.status})"

@@ -89,7 +89,7 @@ def campaign_progress(*, campaign: Campaign) -> dict[str, object]:
     hits = dict(
         Hit.objects.filter(campaign=campaign).values_list("status").annotate(n=Count("pk")).order_by()
     )
-    paid = Assignment.objects.filter(hit__campaign=campaign, is_paid=True).count()
+    paid = Assignment.objects.filter(campaign=campaign, earned_usd__isnull=False).count()
     return {
         "topics": topics,
         "rounds": Round.objects.filter(campaign_topic__campaign=campaign).count(),

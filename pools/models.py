@@ -1,5 +1,6 @@
 """Schema of the pools app: what is judged (topics, items) and what is known already (grades, runs)."""
 
+from django.conf import settings
 from django.db import models
 
 
@@ -91,10 +92,23 @@ class Run(models.Model):
 
     # No index of its own: the unique constraint's index starts with this column.
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="runs", db_index=False)
+    class Status(models.TextChoices):
+        PENDING = "pending"  # uploaded, waiting for the background validation
+        VALIDATING = "validating"
+        READY = "ready"
+        FAILED = "failed"
+
     name = models.CharField(max_length=200)
     file = models.FileField(upload_to=run_upload_path, max_length=500)
     line_count = models.PositiveBigIntegerField(default=0)
     topic_count = models.PositiveIntegerField(default=0)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.READY)
+    progress = models.FloatField(default=1.0)
+    error = models.TextField(blank=True)
+    # Who uploaded it from the dashboard or the API (None for command-line imports); files are private.
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

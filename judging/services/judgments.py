@@ -62,7 +62,7 @@ def assignment_start(*, hit: Hit, worker: Worker) -> Assignment:
         raise HitNotOpenError(hit_id=hit.pk, status=hit.status)
     if live is not None:
         raise HitTakenError(hit_id=hit.pk)
-    return Assignment.objects.create(hit=hit, worker=worker)
+    return Assignment.objects.create(hit=hit, campaign_id=hit.campaign_id, worker=worker)
 
 
 @transaction.atomic
@@ -96,7 +96,7 @@ def hit_assign_next(*, campaign: Campaign, worker: Worker) -> Assignment | None:
         # The EXISTS above saw the snapshot of the statement's start: a worker who took this HIT and committed
         # while we waited is only visible to a query made now that we hold its lock (PostgreSQL, READ COMMITTED).
         if not hit.assignments.filter(status__in=LIVE_ASSIGNMENT_STATES).exists():
-            return Assignment.objects.create(hit=hit, worker=worker)
+            return Assignment.objects.create(hit=hit, campaign_id=hit.campaign_id, worker=worker)
         taken.append(hit.pk)
 
 
@@ -162,6 +162,10 @@ def assignment_submit(*, assignment: Assignment, winners: Mapping[int, int]) -> 
     return assignment
 
 
+def _campaign_pay(campaign_id: int):
+    return Campaign.objects.values_list("pay_per_hit_usd", flat=True).get(pk=campaign_id)
+
+
 def _lock_hit_and_assignment(assignment: Assignment) -> tuple[Hit, Assignment]:
     """Lock the HIT, then the assignment: the order every writer of both follows (``hit_expire`` and
     ``hit_discard`` lock the HIT before updating its assignments), so they cannot deadlock."""
@@ -185,10 +189,11 @@ def _assignment_complete(*, assignment: Assignment, hit: Hit) -> None:
     if failed:
         _worker_exclude(worker=worker, reason=f"failed {failed} challenge(s) in HIT {hit.pk}")
     assignment.submitted_at = now
-    assignment.is_paid = True  # paid whether counted or not (paper 000 section 4.3)
+    # Earned whether counted or not (paper, section 4.3); paid_usd is set once the provider paid it.
+    assignment.earned_usd = hit.reward_usd if hit.reward_usd is not None else _campaign_pay(hit.campaign_id)
     if worker.is_excluded or hit.status != Hit.Status.OPEN:
         assignment.status = Assignment.Status.DISCARDED
-        assignment.save(update_fields=["status", "submitted_at", "is_paid"])
+        assignment.save(update_fields=["status", "submitted_at", "earned_usd"])
         if hit.status == Hit.Status.OPEN:
             hit.status = Hit.Status.DISCARDED
             hit.closed_at = now
@@ -198,7 +203,7 @@ def _assignment_complete(*, assignment: Assignment, hit: Hit) -> None:
             transaction.on_commit(lambda: hit_build_task.delay(campaign_id))
         return
     assignment.status = Assignment.Status.ACCEPTED
-    assignment.save(update_fields=["status", "submitted_at", "is_paid"])
+    assignment.save(update_fields=["status", "submitted_at", "earned_usd"])
     hit.status = Hit.Status.ACCEPTED
     hit.closed_at = now
     hit.save(update_fields=["status", "closed_at"])

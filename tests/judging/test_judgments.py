@@ -96,7 +96,7 @@ def test_answering_every_slot_one_by_one_counts_the_hit():
 
     assignment.refresh_from_db()
     hit.refresh_from_db()
-    assert assignment.status == "accepted" and assignment.is_paid and hit.status == "accepted"
+    assert assignment.status == "accepted" and assignment.earned_usd is not None and hit.status == "accepted"
     judged = {pair.pk: pair.winner_id for pair in Pair.objects.filter(hit=hit)}
     expected = {
         slot.pair_id: winners[slot.position] for slot in HitSlot.objects.filter(hit=hit, is_challenge=False)
@@ -146,7 +146,7 @@ def test_failing_a_challenge_discards_the_hit_pays_and_excludes_the_worker_and_r
     assignment.refresh_from_db()
     hit.refresh_from_db()
     worker.refresh_from_db()
-    assert (assignment.status, assignment.is_paid, hit.status) == ("discarded", True, "discarded")
+    assert (assignment.status, assignment.earned_usd is not None, hit.status) == ("discarded", True, "discarded")
     assert worker.is_excluded and "challenge" in worker.exclusion_reason
     assert not Pair.objects.filter(winner__isnull=False).exists()
     assert set(Pair.objects.filter(hit__isnull=True).values_list("pk", flat=True)) >= pair_ids
@@ -157,9 +157,11 @@ def test_failing_a_challenge_discards_the_hit_pays_and_excludes_the_worker_and_r
 
 @pytest.mark.django_db
 def test_an_excluded_worker_finishing_another_hit_is_discarded_too():
+    # One worker holds one HIT per campaign at a time, so the second HIT is in another campaign: exclusion
+    # is of the worker, not of the campaign.
     collection = collection_with_grades({"1_1": graded_pool("a", 9)})
-    campaign = campaign_start(campaign=campaign_create(collection=collection, name="c"))
-    first, second = hit_build(campaign=campaign)[:2]
+    first = hit_build(campaign=campaign_start(campaign=campaign_create(collection=collection, name="c")))[0]
+    second = hit_build(campaign=campaign_start(campaign=campaign_create(collection=collection, name="d")))[0]
     worker = WorkerFactory()
     a1 = assignment_start(hit=first, worker=worker)
     a2 = assignment_start(hit=second, worker=worker)
@@ -168,7 +170,7 @@ def test_an_excluded_worker_finishing_another_hit_is_discarded_too():
     assignment_submit(assignment=a2, winners=honest_answers(second))
 
     a2.refresh_from_db()
-    assert a2.status == "discarded" and a2.is_paid
+    assert a2.status == "discarded" and a2.earned_usd is not None
     assert not Pair.objects.filter(winner__isnull=False).exists()
 
 
