@@ -127,7 +127,7 @@ def run_mode(args: argparse.Namespace) -> dict:
 
     campaign.refresh_from_db()
     progress = campaign_progress(campaign=campaign)
-    judgments = progress["pairs_judged"]
+    judgments = progress.judgments
     ranked = campaign_ranked(campaign=campaign)
     same_best = recalled = wanted = 0
     for topic_id, items in ranked.items():
@@ -140,9 +140,9 @@ def run_mode(args: argparse.Namespace) -> dict:
         "status": campaign.status,
         "topics": len(topic_ids),
         "judgments": judgments,
-        "answers": progress["answers"],
+        "answers": progress.answers,
         "hits": report.hits,
-        "cost_usd": str(progress["spent_usd"]),
+        "cost_usd": str(progress.spend_usd),
         "wall_s": round(wall, 1),
         "queries": queries[0],
         "queries_per_judgment": round(queries[0] / max(judgments, 1), 2),

@@ -7,10 +7,14 @@ import argparse
 import json
 import random
 import sys
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from judging.engine import (
     CULLING_RULES,
+    DEFAULT_HIT_SHAPE,
+    DEFAULT_PARAMS,
+    DEFAULT_PRICING,
     CrowdParams,
     HitShape,
     JudgmentLogError,
@@ -90,20 +94,41 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     plan.set_defaults(handler=plan_command, needs_django=False)
 
 
+def _money(text: str) -> Decimal:
+    """An amount of US dollars: a finite decimal number (``2``, ``0.40``)."""
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise argparse.ArgumentTypeError(f"not an amount: {text!r}") from None
+    if not value.is_finite():
+        raise argparse.ArgumentTypeError(f"not a finite amount: {text!r}")
+    return value
+
+
 def _add_crowd_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-k", type=int, default=5, help="depth of the top-k (default 5)")
-    parser.add_argument("-F", type=int, default=9, help="stage 2 starts at F candidates or fewer (default 9)")
+    params, shape, pricing = DEFAULT_PARAMS, DEFAULT_HIT_SHAPE, DEFAULT_PRICING
+    parser.add_argument("-k", type=int, default=params.k, help=f"depth of the top-k (default {params.k})")
     parser.add_argument(
-        "-P", type=int, default=7, help="opponents per candidate per stage-1 round (default 7)"
+        "-F", type=int, default=params.F, help=f"stage 2 starts at F candidates or fewer (default {params.F})"
+    )
+    parser.add_argument(
+        "-P",
+        type=int,
+        default=params.P,
+        help=f"opponents per candidate per stage-1 round (default {params.P})",
     )
     parser.add_argument(
         "--culling",
         choices=CULLING_RULES,
-        default="half",
-        help="half: cull iff 2*wins < opponents (default); strict_majority: iff 2*wins <= opponents",
+        default=params.culling,
+        help="half: cull iff 2*wins < opponents; strict_majority: iff 2*wins <= opponents "
+        f"(default {params.culling})",
     )
     parser.add_argument(
-        "--max-rounds", type=int, default=10, help="stage-1 rounds before stage 2 is forced (default 10)"
+        "--max-rounds",
+        type=int,
+        default=params.max_rounds,
+        help=f"stage-1 rounds before stage 2 is forced (default {params.max_rounds})",
     )
     parser.add_argument(
         "--no-reinstatement",
@@ -111,12 +136,21 @@ def _add_crowd_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_false",
         help="never bring culled candidates back when fewer than k survive a round (the paper's bare rule)",
     )
-    parser.add_argument("--preferences-per-hit", type=int, default=10, help="default 10")
-    parser.add_argument("--challenges-per-hit", type=int, default=3, help="default 3")
     parser.add_argument(
-        "--pay-per-hit", type=float, default=2.00, help="USD to the worker per HIT (default 2.00)"
+        "--preferences-per-hit", type=int, default=shape.preferences, help=f"default {shape.preferences}"
     )
-    parser.add_argument("--fee", type=float, default=0.40, help="USD platform fee per HIT (default 0.40)")
+    parser.add_argument(
+        "--challenges-per-hit", type=int, default=shape.challenges, help=f"default {shape.challenges}"
+    )
+    parser.add_argument(
+        "--pay-per-hit",
+        type=_money,
+        default=pricing.pay_per_hit,
+        help=f"USD to the worker per HIT (default {pricing.pay_per_hit})",
+    )
+    parser.add_argument(
+        "--fee", type=_money, default=pricing.fee, help=f"USD platform fee per HIT (default {pricing.fee})"
+    )
 
 
 def _crowd_settings(args: argparse.Namespace) -> tuple[CrowdParams, HitShape, Pricing]:
@@ -133,7 +167,9 @@ def _crowd_settings(args: argparse.Namespace) -> tuple[CrowdParams, HitShape, Pr
     hit_shape.validate()
     if args.pay_per_hit < 0 or args.fee < 0:
         raise ValueError("--pay-per-hit and --fee must be non-negative")
-    return params, hit_shape, Pricing(pay_per_hit=args.pay_per_hit, fee=args.fee)
+    pricing = Pricing(pay_per_hit=args.pay_per_hit, fee=args.fee)
+    pricing.validate()
+    return params, hit_shape, pricing
 
 
 def _fail(command: str, message: str, status: int) -> int:
@@ -163,7 +199,6 @@ def simulate_command(args: argparse.Namespace) -> int:
     except OSError as error:
         return _fail("simulate", f"cannot read {error.filename}: {error.strerror}", EXIT_BAD_INPUT)
 
-    rng = random.Random(args.seed)
     # The assessor's own noise gets its own stream, so switching noise on does not change the pairings.
     oracle_rng = random.Random(f"{args.seed}:assessor")
     if args.error_rate is not None or args.discriminability is not None:
@@ -181,13 +216,13 @@ def simulate_command(args: argparse.Namespace) -> int:
             pools,
             oracle,
             params=params,
-            rng=rng,
+            seed=args.seed,
             hit_shape=hit_shape,
             pricing=pricing,
             nonrelevant=nonrelevant,
         )
     else:
-        result = simulate_tournament(pools, oracle, k=args.k, rng=rng)
+        result = simulate_tournament(pools, oracle, k=args.k, seed=args.seed)
 
     summary = result.summary()
     summary["seed"] = args.seed

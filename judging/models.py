@@ -14,11 +14,13 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
+from judging.engine import DEFAULT_HIT_SHAPE, DEFAULT_PARAMS, DEFAULT_PRICING
 from pools.models import Collection, Item, Topic
 
 
 class Campaign(models.Model):
-    """A judging project over one collection (paper 000, sections 4-5; issue 4 item 1).
+    """A judging project over one collection (Clarke, Vtyurina and Smucker, "Assessing top-k preferences",
+    sections 4 and 5). Parameter defaults come from the engine (``judging.engine.params``).
 
     ``final_stage_size`` is F (pools of at most F go to the all-pairs stage 2) and ``opponents`` is P
     (opponents per candidate in a stage-1 round); they must satisfy F > P > k >= 1.
@@ -29,7 +31,7 @@ class Campaign(models.Model):
         TOURNAMENT = "tournament", "dedicated assessors (single-elimination tournament)"
 
     class Culling(models.TextChoices):
-        # pipeline.md 4.A1: the released data support "cull iff 2*wins < opponents".
+        # docs/decisions.md "Culling rule": the released data support "cull iff 2*wins < opponents".
         HALF = "half", "cull iff 2*wins < opponents"
         STRICT_MAJORITY = "strict_majority", "cull unless wins > opponents/2"
 
@@ -60,16 +62,16 @@ class Campaign(models.Model):
     # Why publishing last stopped short (budget, balance...), shown by campaign_status and the dashboard.
     publish_note = models.CharField(max_length=500, blank=True)
     mode = models.CharField(max_length=20, choices=Mode.choices, default=Mode.CROWD)
-    k = models.PositiveIntegerField(default=5)
-    final_stage_size = models.PositiveIntegerField("F", default=9)
-    opponents = models.PositiveIntegerField("P", default=7)
-    culling = models.CharField(max_length=20, choices=Culling.choices, default=Culling.HALF)
-    max_rounds = models.PositiveIntegerField(default=10)
+    k = models.PositiveIntegerField(default=DEFAULT_PARAMS.k)
+    final_stage_size = models.PositiveIntegerField("F", default=DEFAULT_PARAMS.F)
+    opponents = models.PositiveIntegerField("P", default=DEFAULT_PARAMS.P)
+    culling = models.CharField(max_length=20, choices=Culling.choices, default=DEFAULT_PARAMS.culling)
+    max_rounds = models.PositiveIntegerField(default=DEFAULT_PARAMS.max_rounds)
     seed = models.BigIntegerField(default=0)
-    preferences_per_hit = models.PositiveIntegerField(default=10)
-    challenges_per_hit = models.PositiveIntegerField(default=3)
-    pay_per_hit_usd = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("2.00"))
-    fee_per_hit_usd = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("0.40"))
+    preferences_per_hit = models.PositiveIntegerField(default=DEFAULT_HIT_SHAPE.preferences)
+    challenges_per_hit = models.PositiveIntegerField(default=DEFAULT_HIT_SHAPE.challenges)
+    pay_per_hit_usd = models.DecimalField(max_digits=8, decimal_places=2, default=DEFAULT_PRICING.pay_per_hit)
+    fee_per_hit_usd = models.DecimalField(max_digits=8, decimal_places=2, default=DEFAULT_PRICING.fee)
     budget_usd = models.DecimalField(max_digits=10, decimal_places=2, null=True, blank=True)
     # How long a published HIT stays open before its pairs go back to the queue.
     hit_lifetime = models.DurationField(default=timedelta(days=1))
@@ -112,7 +114,7 @@ class Campaign(models.Model):
 
 
 class CampaignTopic(models.Model):
-    """One topic's progress through a campaign: the per-topic state machine (issue 4 item 2).
+    """One topic's progress through a campaign: the stored state of the engine's topic machine.
 
     thinned -> stage 1 (round r) -> stage 2 -> done, or nothing_to_judge for pools of 0-1 candidates;
     dedicated campaigns go thinned -> tournament -> done. Every transition locks this row.
@@ -208,7 +210,8 @@ class Round(models.Model):
 
 
 class Hit(models.Model):
-    """A unit of crowd work: pairs of any topics plus challenges (issue 4 item 7). One worker per HIT.
+    """A unit of crowd work: pairs of any topics plus challenges ("Assessing top-k preferences",
+    section 4.3). One worker per HIT.
 
     ``provider`` and ``external_id`` tie it to the crowd platform that published it (MTurk, Prolific...).
     """
@@ -274,7 +277,7 @@ class Pair(models.Model):
 
 class HitSlot(models.Model):
     """One question of a HIT as shown: left/right as displayed. A challenge has no pair and stores the
-    expected winner, which is never sent to the worker (issue 4 item 6)."""
+    expected winner, which is never sent to the worker (a challenge must look like any other question)."""
 
     hit = models.ForeignKey(Hit, on_delete=models.CASCADE, related_name="slots")
     position = models.PositiveSmallIntegerField()
@@ -395,7 +398,7 @@ class Judgment(models.Model):
 
 
 class TournamentJudgment(models.Model):
-    """A dedicated assessor's preference in a tournament (paper 000, section 4.2)."""
+    """A dedicated assessor's preference in a tournament (Clarke, Vtyurina and Smucker, "Assessing top-k preferences", section 4.2)."""
 
     campaign_topic = models.ForeignKey(
         CampaignTopic, on_delete=models.CASCADE, related_name="tournament_judgments"

@@ -4,8 +4,13 @@ worker is shown."""
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import asdict, dataclass
+from decimal import Decimal
+from typing import Any
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, Sum, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
 
 from judging.engine import RankedItem, preference_values
 from judging.models import (
@@ -19,23 +24,11 @@ from judging.models import (
     Pair,
     Round,
     TournamentJudgment,
+    Worker,
 )
 from pools.models import GradedJudgment
 
 PREFERENCE_KINDS = ("combined", "top_k", "best")
-
-
-def campaign_get(*, name: str) -> Campaign:
-    return Campaign.objects.select_related("collection").get(name=name)
-
-
-def campaign_topic_list(*, campaign: Campaign) -> QuerySet[CampaignTopic]:
-    return (
-        CampaignTopic.objects.filter(campaign=campaign)
-        .select_related("topic")
-        .annotate(candidate_count=Count("candidates"))
-        .order_by("topic__topic_id")
-    )
 
 
 def campaign_ranked(*, campaign: Campaign) -> dict[str, list[RankedItem]]:
@@ -75,36 +68,121 @@ def campaign_preferences(*, campaign: Campaign, kind: str = "combined") -> dict[
     }
 
 
-def campaign_progress(*, campaign: Campaign) -> dict[str, object]:
-    """Counts for a dashboard or a report: topics by state, pairs queued / in a HIT / judged, HITs by status,
-    judgments (crowd answers incl. challenges, and tournament judgments), and the money spent so far (every
-    submitted assignment is paid, counted or not)."""
+@dataclass(frozen=True)
+class CampaignProgress:
+    """Where a campaign stands, for the dashboard, ``campaign_status`` and scripts.
+
+    ``topics``: topic count by state; ``topics_done`` counts finished topics (done or nothing to judge).
+    ``judgments``: crowd judgments that count, one per judged pair (challenges and answers of discarded
+    HITs excluded); ``tournament_judgments``: dedicated assessors' judgments. ``answers``: stored answers
+    by kind (``preferences`` and ``challenges`` given by workers, discarded HITs included; ``tournament``).
+    ``hits``: HIT count by status, every status present. ``workers_active``: workers who took an assignment
+    and are not excluded; ``workers_excluded``: those of them excluded after a failed challenge.
+    ``assessors_active``: assessors who judged a tournament pair or hold a topic now. ``spend_usd``: what
+    the campaign owes or has reserved: each submitted assignment's earnings plus its HIT's fee, and the
+    reward plus fee of every published HIT still open (docs/decisions.md "Campaign spend")."""
+
+    status: str
+    topics: dict[str, int]
+    topics_done: int
+    topics_total: int
+    rounds: int
+    pairs_queued: int
+    pairs_in_hits: int
+    judgments: int
+    tournament_judgments: int
+    answers: dict[str, int]
+    hits: dict[str, int]
+    hits_submitted: int
+    workers_active: int
+    workers_excluded: int
+    assessors_active: int
+    spend_usd: Decimal
+    budget_usd: Decimal | None
+    publish_note: str
+
+    def as_json(self) -> dict[str, Any]:
+        """A JSON-ready dict: every field, money as a number of dollars (two decimals)."""
+        data = asdict(self)
+        data["spend_usd"] = float(self.spend_usd)
+        data["budget_usd"] = None if self.budget_usd is None else float(self.budget_usd)
+        return data
+
+
+def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
+    """The ``CampaignProgress`` of ``campaign``, read fresh from the database (a dozen queries)."""
+    campaign = Campaign.objects.get(pk=campaign.pk)
     topics = dict(
         CampaignTopic.objects.filter(campaign=campaign)
         .values_list("state")
         .annotate(n=Count("pk"))
         .order_by()
     )
-    pairs = Pair.objects.filter(round__campaign_topic__campaign=campaign)
-    hits = dict(
+    finished = (CampaignTopic.State.DONE, CampaignTopic.State.NOTHING_TO_JUDGE)
+    pairs = Pair.objects.filter(round__campaign_topic__campaign=campaign).aggregate(
+        queued=Count("pk", filter=Q(winner__isnull=True, hit__isnull=True, round__closed_at__isnull=True)),
+        in_hits=Count("pk", filter=Q(winner__isnull=True, hit__isnull=False)),
+        judged=Count("pk", filter=Q(winner__isnull=False)),
+    )
+    hits = {status: 0 for status in Hit.Status.values}
+    hits.update(
         Hit.objects.filter(campaign=campaign).values_list("status").annotate(n=Count("pk")).order_by()
     )
-    paid = Assignment.objects.filter(campaign=campaign, earned_usd__isnull=False).count()
-    return {
-        "topics": topics,
-        "rounds": Round.objects.filter(campaign_topic__campaign=campaign).count(),
-        "pairs_queued": pairs.filter(
-            winner__isnull=True, hit__isnull=True, round__closed_at__isnull=True
-        ).count(),
-        "pairs_in_hits": pairs.filter(winner__isnull=True, hit__isnull=False).count(),
-        "pairs_judged": pairs.filter(winner__isnull=False).count(),
-        "hits": hits,
-        "answers": Judgment.objects.filter(assignment__hit__campaign=campaign).count(),
-        "tournament_judgments": TournamentJudgment.objects.filter(campaign_topic__campaign=campaign).count(),
-        "paid_hits": paid,
-        "spent_usd": paid * campaign.cost_per_hit_usd,
-        "budget_usd": campaign.budget_usd,
-    }
+    answers = Judgment.objects.filter(assignment__campaign=campaign).aggregate(
+        preferences=Count("pk", filter=Q(slot__is_challenge=False)),
+        challenges=Count("pk", filter=Q(slot__is_challenge=True)),
+    )
+    tournament_judgments = TournamentJudgment.objects.filter(campaign_topic__campaign=campaign)
+    workers = Worker.objects.filter(assignments__campaign=campaign).distinct()
+    submitted = Assignment.objects.filter(campaign=campaign, earned_usd__isnull=False)
+    earned = submitted.aggregate(
+        earned=Sum("earned_usd"),
+        fees=Sum(Coalesce("hit__fee_usd", Value(campaign.fee_per_hit_usd))),
+        count=Count("pk"),
+    )
+    reserved = (
+        Hit.objects.filter(campaign=campaign, status=Hit.Status.OPEN, published_at__isnull=False)
+        .exclude(Exists(Assignment.objects.filter(hit=OuterRef("pk"), earned_usd__isnull=False)))
+        .aggregate(
+            total=Sum(
+                Coalesce("reward_usd", Value(campaign.pay_per_hit_usd))
+                + Coalesce("fee_usd", Value(campaign.fee_per_hit_usd))
+            )
+        )
+    )
+    spend = (
+        (earned["earned"] or Decimal(0)) + (earned["fees"] or Decimal(0)) + (reserved["total"] or Decimal(0))
+    )
+    assessors = set(tournament_judgments.values_list("assessor_id", flat=True).distinct())
+    assessors |= set(
+        CampaignTopic.objects.filter(
+            campaign=campaign, assessor__isnull=False, assessor_lease_until__gte=timezone.now()
+        ).values_list("assessor_id", flat=True)
+    )
+    return CampaignProgress(
+        status=campaign.status,
+        topics=topics,
+        topics_done=sum(topics.get(state, 0) for state in finished),
+        topics_total=sum(topics.values()),
+        rounds=Round.objects.filter(campaign_topic__campaign=campaign).count(),
+        pairs_queued=pairs["queued"],
+        pairs_in_hits=pairs["in_hits"],
+        judgments=pairs["judged"],
+        tournament_judgments=tournament_judgments.count(),
+        answers={
+            "preferences": answers["preferences"],
+            "challenges": answers["challenges"],
+            "tournament": tournament_judgments.count(),
+        },
+        hits=hits,
+        hits_submitted=earned["count"],
+        workers_active=workers.filter(is_excluded=False).count(),
+        workers_excluded=workers.filter(is_excluded=True).count(),
+        assessors_active=len(assessors),
+        spend_usd=Decimal(spend).quantize(Decimal("0.01")),
+        budget_usd=campaign.budget_usd,
+        publish_note=campaign.publish_note,
+    )
 
 
 def campaign_judgment_counts(*, campaign: Campaign) -> dict[str, int]:
@@ -123,7 +201,7 @@ def campaign_judgment_counts(*, campaign: Campaign) -> dict[str, int]:
 def hit_slot_list_for_worker(*, hit: Hit) -> list[dict[str, object]]:
     """What a worker is shown for each question of a HIT, in order: the topic's question and the two
     passages as laid out. Challenges look like any other question: neither the expected winner nor which
-    slots are challenges leave the server (issue 4 item 6)."""
+    slots are challenges leave the server (a challenge must look like any other question)."""
     rows = (
         HitSlot.objects.filter(hit=hit)
         .order_by("position")

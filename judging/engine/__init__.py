@@ -1,13 +1,18 @@
-"""The judging engine: pure algorithms of top-k preference judging (paper 000 §4-5; pipeline.md).
+"""The judging engine: pure algorithms of top-k preference judging (Clarke, Vtyurina and Smucker,
+"Assessing top-k preferences", sections 4 and 5).
 
-No Django here: the standard library, numpy, scipy and networkx only. Items are docid strings; a
+No Django here: the standard library and the numerical libraries of docs/decisions.md ("What the pure
+cores may import") only, enforced by import-linter. Items are docid strings; a
 judgment outcome is a ``(winner, loser)`` tuple; randomness comes from a seeded ``random.Random``
 passed in, so the same seed gives the same campaign in a test, the CLI simulator and a Celery task.
 
-- Crowd pipeline (§4.3): ``CrowdParams`` -> ``crowd_round_plan`` (stage 1: ``pairing_graph``; stage 2:
-  all pairs) -> ``stage1_close`` (culling, reinstatement) / ``stage2_rank`` -> ``preference_values``.
-- Dedicated assessors (§4.2): ``Tournament`` (resumable through ``to_state``/``from_state``).
-- Quality control and HITs: ``challenge_pick``, ``challenge_nonrelevant``, ``pack_hits``, ``hit_layout``.
+- Crowd pipeline (section 4.3): one topic machine, ``TopicState`` -> ``topic_round_open`` ->
+  ``topic_round_close`` (built on ``crowd_round_plan``: stage 1 ``pairing_graph``, stage 2 all pairs;
+  ``stage1_close``: culling, reinstatement; ``stage2_rank``) -> ``preference_values``; the seeding rule
+  (``candidate_order``, ``round_rng``, ``tournament_rng``, ``hit_rng``) beside it. The simulator and the
+  database services both drive it.
+- Dedicated assessors (section 4.2): ``Tournament`` (resumable through ``to_state``/``from_state``).
+- Quality control and HITs: ``challenge_pick``, ``challenge_nonrelevant``, ``pack_hits``, ``hit_layout`` (``SlotLayout``).
 - Simulated assessors: ``PerfectOracle``, ``NoisyOracle``, ``ReplayOracle`` (logs via ``read_judgment_log``).
 - Whole campaigns: ``simulate_crowd``, ``simulate_tournament``, ``plan_campaign``.
 """
@@ -22,12 +27,21 @@ from judging.engine.elimination import (
     stage1_close,
     stage2_rank,
 )
-from judging.engine.hits import HitSlot, hit_layout, pack_hits
+from judging.engine.hits import SlotLayout, hit_layout, pack_hits
 from judging.engine.judgment_log import JudgmentLogError, JudgmentRecord, read_judgment_log
 from judging.engine.oracles import NoisyOracle, Oracle, PerfectOracle, ReplayOracle
 from judging.engine.pairing import pairing_graph
-from judging.engine.params import CULLING_RULES, CrowdParams, HitShape, Pricing
+from judging.engine.params import (
+    CULLING_RULES,
+    DEFAULT_HIT_SHAPE,
+    DEFAULT_PARAMS,
+    DEFAULT_PRICING,
+    CrowdParams,
+    HitShape,
+    Pricing,
+)
 from judging.engine.planning import plan_campaign
+from judging.engine.seeding import candidate_order, hit_rng, round_rng, tournament_rng
 from judging.engine.simulation import (
     RoundRecord,
     SimulationResult,
@@ -35,13 +49,22 @@ from judging.engine.simulation import (
     simulate_crowd,
     simulate_tournament,
 )
+from judging.engine.topic import (
+    RoundClosing,
+    RoundOpening,
+    TopicState,
+    topic_round_close,
+    topic_round_open,
+)
 from judging.engine.tournament import Tournament, tournament_judgment_bound
 
 __all__ = [
     "CULLING_RULES",
     "CrowdParams",
+    "DEFAULT_HIT_SHAPE",
+    "DEFAULT_PARAMS",
+    "DEFAULT_PRICING",
     "HitShape",
-    "HitSlot",
     "JudgmentLogError",
     "JudgmentRecord",
     "NoisyOracle",
@@ -50,25 +73,35 @@ __all__ = [
     "Pricing",
     "RankedItem",
     "ReplayOracle",
+    "RoundClosing",
+    "RoundOpening",
     "RoundPlan",
     "RoundRecord",
     "SimulationResult",
+    "SlotLayout",
     "Stage1Result",
     "TopicOutcome",
+    "TopicState",
     "Tournament",
     "challenge_nonrelevant",
+    "candidate_order",
     "challenge_pick",
     "conversation_of",
     "crowd_round_plan",
     "hit_layout",
+    "hit_rng",
     "pack_hits",
     "pairing_graph",
     "plan_campaign",
     "preference_values",
     "read_judgment_log",
+    "round_rng",
     "simulate_crowd",
     "simulate_tournament",
     "stage1_close",
     "stage2_rank",
+    "topic_round_close",
+    "topic_round_open",
     "tournament_judgment_bound",
+    "tournament_rng",
 ]

@@ -11,7 +11,7 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True)
-class HitSlot:
+class SlotLayout:
     """One question of a HIT, as shown: ``position`` 0-based; ``left``/``right`` the two items;
     ``is_challenge`` marks a quality-control question; ``source_index`` is the index of the pair in
     the ``pairs`` (or ``challenges``) argument of ``hit_layout``, so callers can map a slot back to
@@ -26,7 +26,7 @@ class HitSlot:
 
 def hit_layout(
     pairs: Sequence[tuple[str, str]], challenges: Sequence[tuple[str, str]], *, rng: random.Random
-) -> list[HitSlot]:
+) -> list[SlotLayout]:
     """The slots of one HIT: every pair and challenge once, the challenges at uniformly random
     positions among the pairs (pairs keep their relative order), and left/right drawn at random
     (fair coin) for every slot, challenges included, so the expected winner of a challenge is on
@@ -48,7 +48,7 @@ def hit_layout(
         if rng.random() < 0.5:
             a, b = b, a
         slots.append(
-            HitSlot(position=position, left=a, right=b, is_challenge=is_challenge, source_index=index)
+            SlotLayout(position=position, left=a, right=b, is_challenge=is_challenge, source_index=index)
         )
     return slots
 

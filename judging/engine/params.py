@@ -1,24 +1,33 @@
-"""Parameters of a crowd campaign: k, F, P, the culling rule, the HIT shape and the price of a HIT."""
+"""Parameters of a crowd campaign: k, F, P, the culling rule, the HIT shape and the price of a HIT.
+
+These dataclasses are the one source of the defaults: the ``Campaign`` model fields, the
+``campaign_create`` service and command, and ``toppref simulate``/``plan`` all read them from here
+(``DEFAULT_PARAMS``, ``DEFAULT_HIT_SHAPE``, ``DEFAULT_PRICING``). Money is ``Decimal`` (US dollars).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+
+CENT = Decimal("0.01")
 
 CULLING_RULES = ("half", "strict_majority")
 
 
 @dataclass(frozen=True)
 class CrowdParams:
-    """The crowdsourced two-stage elimination of paper 000 §4.3 (pipeline.md §1.8).
+    """The crowdsourced two-stage elimination of Clarke, Vtyurina and Smucker, "Assessing top-k
+    preferences", section 4.3.
 
     ``k``: depth of the top-k; ``F``: stage 1 runs while a pool has more than F candidates, then stage 2
     judges all pairs (at most F(F-1)/2); ``P``: opponents per candidate per stage-1 round (P or P+1).
     ``culling``: ``"half"`` culls a candidate iff 2*wins < opponents (it lost more than it won; the
-    released CAsT judgments support this, pipeline.md §4.A1), ``"strict_majority"`` culls iff
-    2*wins <= opponents. ``max_rounds``: after this many stage-1 rounds the pool goes to stage 2
+    released CAsT judgments support this, docs/decisions.md "Culling rule"), ``"strict_majority"``
+    culls iff 2*wins <= opponents. ``max_rounds``: after this many stage-1 rounds the pool goes to stage 2
     whatever its size. ``reinstate``: when a round would leave fewer than k candidates, bring back the
-    best culled ones by win ratio (pipeline.md §4.A5; the paper is silent, so ``False`` gives the paper's
-    bare rule, under which a pool can end with fewer than k items). The paper's values are k=5, F=9, P=7.
+    best culled ones by win ratio (docs/decisions.md "Reinstatement"; the paper is silent, so ``False``
+    gives the paper's bare rule, under which a pool can end with fewer than k items). The paper's values are k=5, F=9, P=7.
     """
 
     k: int = 5
@@ -48,7 +57,7 @@ class CrowdParams:
 @dataclass(frozen=True)
 class HitShape:
     """One HIT: ``preferences`` pairs to judge plus ``challenges`` quality-control questions
-    (paper 000 §4.3: 10 + 3)."""
+    ("Assessing top-k preferences", section 4.3: 10 + 3)."""
 
     preferences: int = 10
     challenges: int = 3
@@ -63,17 +72,46 @@ class HitShape:
 
 @dataclass(frozen=True)
 class Pricing:
-    """What one HIT costs: ``pay_per_hit`` to the worker plus ``fee`` to the platform
-    (paper 000 §4.3: $2.00 + $0.40)."""
+    """What one HIT costs, in US dollars: ``pay_per_hit`` to the worker plus ``fee`` to the platform
+    ("Assessing top-k preferences", section 4.3: $2.00 + $0.40)."""
 
-    pay_per_hit: float = 2.00
-    fee: float = 0.40
+    pay_per_hit: Decimal = Decimal("2.00")
+    fee: Decimal = Decimal("0.40")
 
-    def cost(self, hits: int) -> float:
+    @property
+    def cost_per_hit(self) -> Decimal:
+        return Decimal(self.pay_per_hit) + Decimal(self.fee)
+
+    def validate(self, budget: Decimal | None = None) -> None:
+        """Raise ``ValueError`` unless pay and fee are finite and non-negative and, when a ``budget`` is
+        given, it is finite and pays for at least one HIT (so a HIT must cost more than 0: a budget
+        cannot bound free HITs)."""
+        for name, value in (("pay per HIT", self.pay_per_hit), ("fee", self.fee)):
+            if not Decimal(value).is_finite() or Decimal(value) < 0:
+                raise ValueError(f"{name} must be a finite, non-negative amount (got {value})")
+        if budget is None:
+            return
+        if not Decimal(budget).is_finite() or Decimal(budget) < 0:
+            raise ValueError(f"budget must be a finite, non-negative amount (got {budget})")
+        if self.cost_per_hit <= 0:
+            raise ValueError("a budget needs a HIT that costs something (pay per HIT plus fee is 0)")
+        if self.hits_affordable(Decimal(budget)) < 1:
+            raise ValueError(
+                f"budget {budget} USD allows no HIT (one HIT costs {self.cost_per_hit} USD: pay plus fee)"
+            )
+
+    def cost(self, hits: int) -> Decimal:
         """hits * (pay_per_hit + fee), rounded to cents."""
-        return round(hits * (self.pay_per_hit + self.fee), 2)
+        return (hits * self.cost_per_hit).quantize(CENT, rounding=ROUND_HALF_UP)
+
+    def hits_affordable(self, budget: Decimal) -> int:
+        """How many whole HITs ``budget`` pays for; ``ValueError`` when a HIT costs nothing."""
+        if self.cost_per_hit <= 0:
+            raise ValueError("HITs that cost nothing are not bounded by a budget")
+        return int(Decimal(budget) // self.cost_per_hit)
 
 
 # Frozen, so one shared instance is a safe default argument.
+DEFAULT_PARAMS = CrowdParams()
 DEFAULT_HIT_SHAPE = HitShape()
 DEFAULT_PRICING = Pricing()

@@ -79,7 +79,7 @@ def plan_campaign(
             {topic: sorted(order) for topic, order in true_orders.items()},
             PerfectOracle(values),
             params=params,
-            rng=rng,
+            seed=rng.randrange(2**32),
             hit_shape=hit_shape,
             pricing=pricing,
         )

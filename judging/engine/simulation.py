@@ -1,35 +1,32 @@
 """Whole campaigns with simulated assessors: the crowd pipeline and the dedicated tournament.
 
-The simulator drives the same engine functions as the Django layer, topic by topic, in synchronised
-campaign rounds: every active topic posts its round, the pairs of all topics are packed into HITs,
-the oracle judges them, and every topic closes its round.
+The simulator drives the same topic machine (``topic.py``) and seeding rule (``seeding.py``) as the
+database services, in synchronised campaign rounds: every active topic has a round open, the pairs of
+all topics are packed into HITs, the oracle judges them, and every topic closes its round.
 """
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from typing import Any
 
 from judging.engine.challenges import challenge_pick
-from judging.engine.elimination import (
-    RankedItem,
-    crowd_round_plan,
-    preference_values,
-    stage1_close,
-    stage2_rank,
-)
+from judging.engine.elimination import RankedItem, preference_values
 from judging.engine.hits import hit_layout, pack_hits
 from judging.engine.oracles import Oracle
 from judging.engine.params import DEFAULT_HIT_SHAPE, DEFAULT_PRICING, CrowdParams, HitShape, Pricing
+from judging.engine.seeding import candidate_order, hit_rng, tournament_rng
+from judging.engine.topic import RoundOpening, TopicState, topic_round_close, topic_round_open
 from judging.engine.tournament import Tournament, tournament_judgment_bound
 
 
 @dataclass(frozen=True)
 class RoundRecord:
-    """One round of one topic: its stage, pool size, pairs judged and (stage 1) the opponents and
-    wins of each candidate and who was culled or reinstated."""
+    """One round of one topic: its stage, pool size, the number of pairs judged, the pairs (as planned)
+    with their ``(winner, loser)`` outcomes and (stage 1) the opponents and wins of each candidate and who
+    was culled or reinstated."""
 
     stage: int
     pool_size: int
@@ -38,6 +35,8 @@ class RoundRecord:
     wins: dict[str, int] = field(default_factory=dict)
     culled: tuple[str, ...] = ()
     reinstated: tuple[str, ...] = ()
+    pairs: tuple[tuple[str, str], ...] = ()
+    outcomes: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -75,7 +74,7 @@ class SimulationResult:
     hits: int = 0
     challenges: int = 0
     challenge_failures: int = 0
-    cost_usd: float = 0.0
+    cost_usd: Decimal = Decimal(0)
     rounds: int = 0
 
     @property
@@ -110,7 +109,7 @@ class SimulationResult:
             "hits": self.hits,
             "challenges": self.challenges,
             "challenge_failures": self.challenge_failures,
-            "cost_usd": self.cost_usd,
+            "cost_usd": float(self.cost_usd),
             "rounds": self.rounds,
             "topics_nothing_to_judge": sum(1 for t in outcomes if t.pool_size <= 1),
             "topics_with_ties_at_k": sum(1 for t in outcomes if len(t.ranked) > self.k),
@@ -132,52 +131,61 @@ class SimulationResult:
 
 
 class _CrowdTopic:
-    """One topic moving through the crowd pipeline: thinned -> stage-1 round r -> stage 2 -> done."""
+    """One topic of a simulated campaign: its ``TopicState`` and the round open now (``topic.py``)."""
 
-    def __init__(self, topic: str, candidates: Sequence[str], params: CrowdParams) -> None:
+    def __init__(self, topic: str, candidates: Sequence[str], params: CrowdParams, seed: int) -> None:
         self.outcome = TopicOutcome(topic=topic, pool_size=len(candidates))
-        self.candidates = list(candidates)
-        self.params = params
-        self.forced_stage: int | None = None
-        self.plan = None
-        self.is_done = len(candidates) <= 1
-        if self.is_done:
-            self.outcome.ranked = stage2_rank(self.candidates, [], k=params.k)
+        self.params, self.seed = params, seed
+        self.state = TopicState(topic=topic, candidates=tuple(candidate_order(candidates)))
+        self.opening: RoundOpening | None = None
+        self.open()
 
-    def post(self, rng: random.Random) -> list[tuple[str, str]]:
-        self.plan = crowd_round_plan(self.candidates, params=self.params, rng=rng, stage=self.forced_stage)
-        return self.plan.pairs
+    @property
+    def is_done(self) -> bool:
+        return self.opening is None
+
+    @property
+    def pairs(self) -> list[tuple[str, str]]:
+        return self.opening.plan.pairs if self.opening is not None else []
+
+    def open(self) -> None:
+        opening = topic_round_open(self.state, params=self.params, seed=self.seed)
+        if opening.ranked is not None:
+            self.outcome.ranked = opening.ranked
+            self.opening = None
+        else:
+            self.opening = opening
 
     def close(self, outcomes: list[tuple[str, str]]) -> None:
-        plan, outcome = self.plan, self.outcome
-        outcome.judgments += len(outcomes)
-        if plan.stage == 2:
-            outcome.ranked = stage2_rank(self.candidates, outcomes, k=self.params.k)
-            outcome.rounds.append(
-                RoundRecord(stage=2, pool_size=len(self.candidates), judgments=len(outcomes))
-            )
-            self.is_done = True
-            return
-        result = stage1_close(
-            self.candidates, plan.pairs, outcomes, params=self.params, round_number=outcome.stage1_rounds + 1
+        assert self.opening is not None
+        opening, pool_size = self.opening, len(self.state.candidates)
+        closing = topic_round_close(
+            self.state, number=opening.number, plan=opening.plan, outcomes=outcomes, params=self.params
         )
-        outcome.rounds.append(
-            RoundRecord(
-                stage=1,
-                pool_size=len(self.candidates),
-                judgments=len(outcomes),
+        self.outcome.judgments += len(outcomes)
+        record = RoundRecord(
+            stage=opening.plan.stage,
+            pool_size=pool_size,
+            judgments=len(outcomes),
+            pairs=tuple(opening.plan.pairs),
+            outcomes=tuple(outcomes),
+        )
+        if closing.stage1 is not None:
+            result = closing.stage1
+            record = replace(
+                record,
                 opponents=result.opponents,
                 wins=result.wins,
                 culled=tuple(result.culled),
                 reinstated=tuple(result.reinstated),
             )
-        )
-        self.candidates = result.survivors
-        self.forced_stage = 2 if result.next_stage == 2 else None
-        if len(self.candidates) <= 1:
-            # Without reinstatement a round can leave 0 or 1 items (e.g. strict majority on a balanced round).
-            self.outcome.ranked = stage2_rank(self.candidates, [], k=self.params.k)
-            self.is_done = True
+        self.outcome.rounds.append(record)
+        self.state = closing.state
+        if closing.ranked is not None:
+            self.outcome.ranked = closing.ranked
+            self.opening = None
+        else:
+            self.open()
 
 
 def simulate_crowd(
@@ -185,26 +193,29 @@ def simulate_crowd(
     oracle: Oracle,
     *,
     params: CrowdParams,
-    rng: random.Random,
+    seed: int,
     hit_shape: HitShape = DEFAULT_HIT_SHAPE,
     pricing: Pricing = DEFAULT_PRICING,
     nonrelevant: Mapping[str, Sequence[str]] | None = None,
 ) -> SimulationResult:
-    """Run the crowd pipeline (paper 000 §4.3) over ``pools`` (topic -> candidate docids) with
+    """Run the crowd pipeline (Clarke, Vtyurina and Smucker, "Assessing top-k preferences", section 4.3)
+    over ``pools`` (topic -> candidate docids, any order: the engine puts them in ``candidate_order``) with
     ``oracle`` as the crowd, one judgment per pair.
 
-    Each campaign round: every unfinished topic (in sorted topic order) plans its round
-    (``crowd_round_plan``); the pairs of all topics, in that order, are packed into HITs of
-    ``hit_shape.preferences`` (``pack_hits``; a round's last HIT may be partial); every HIT gets
-    ``hit_shape.challenges`` challenges, each from a random topic of the HIT (``challenge_pick`` over
-    that topic's current pool and ``nonrelevant[topic]``; none if it has no non-relevant items) and is
-    laid out by ``hit_layout``; the oracle answers every slot (challenges are counted, and failures
-    counted, but do not discard HITs here); then every topic closes its round. cost = hits *
-    (pay + fee). Reproducible for a given ``rng`` state and a deterministic (or equally seeded) oracle.
+    Every topic is driven by the topic machine (``topic_round_open``/``topic_round_close``) with the
+    per-(seed, topic, round) random source, exactly as the database services drive it, so a database
+    campaign with the same seed and a deterministic oracle judges the same pairs and ends with the same
+    rankings. Campaign rounds are synchronised waves: the pairs of every open round (topics in sorted
+    order) are packed into HITs of ``hit_shape.preferences`` (``pack_hits``; a wave's last HIT may be
+    partial); HIT number n draws its ``hit_shape.challenges`` challenges (each from a random topic of the
+    HIT: ``challenge_pick`` over that topic's current pool and ``nonrelevant[topic]``, none if it has no
+    non-relevant items) and its layout (``hit_layout``) from ``hit_rng(seed, n)``; the oracle answers every
+    slot (challenge failures are counted but do not discard HITs here); then every topic closes its round
+    and opens the next. cost = hits * (pay + fee).
     """
     params.validate()
     hit_shape.validate()
-    topics = {topic: _CrowdTopic(topic, pools[topic], params) for topic in sorted(pools)}
+    topics = {topic: _CrowdTopic(topic, pools[topic], params, seed) for topic in sorted(pools)}
     result = SimulationResult(mode="crowd", k=params.k, topics={t: s.outcome for t, s in topics.items()})
     nonrelevant = nonrelevant or {}
     while True:
@@ -212,15 +223,18 @@ def simulate_crowd(
         if not active:
             break
         result.rounds += 1
-        queue = [(state, pair) for state in active for pair in state.post(rng)]
+        queue = [(state, pair) for state in active for pair in state.pairs]
         answers: dict[str, list[tuple[str, str]]] = {state.outcome.topic: [] for state in active}
         for hit in pack_hits(queue, preferences_per_hit=hit_shape.preferences):
+            result.hits += 1
+            rng = hit_rng(seed=seed, number=result.hits)
+            hit_topics = sorted({state.outcome.topic for state, _ in hit})
             challenges = []
             for _ in range(hit_shape.challenges):
-                state = rng.choice(hit)[0]
-                pick = challenge_pick(state.candidates, nonrelevant.get(state.outcome.topic, ()), rng)
+                topic = rng.choice(hit_topics)
+                pick = challenge_pick(topics[topic].state.candidates, nonrelevant.get(topic, ()), rng)
                 if pick is not None:
-                    challenges.append((state.outcome.topic, pick))
+                    challenges.append((topic, pick))
             slots = hit_layout([pair for _, pair in hit], [pick for _, pick in challenges], rng=rng)
             for slot in slots:
                 if slot.is_challenge:
@@ -229,11 +243,9 @@ def simulate_crowd(
                     if oracle.prefer(topic, slot.left, slot.right) != expected:
                         result.challenge_failures += 1
                 else:
-                    state = hit[slot.source_index][0]
+                    state, (a, b) = hit[slot.source_index]
                     winner = oracle.prefer(state.outcome.topic, slot.left, slot.right)
-                    loser = slot.right if winner == slot.left else slot.left
-                    answers[state.outcome.topic].append((winner, loser))
-            result.hits += 1
+                    answers[state.outcome.topic].append((winner, b if winner == a else a))
         for state in active:
             state.close(answers[state.outcome.topic])
     result.cost_usd = pricing.cost(result.hits)
@@ -241,16 +253,20 @@ def simulate_crowd(
 
 
 def simulate_tournament(
-    pools: Mapping[str, Sequence[str]], oracle: Oracle, *, k: int, rng: random.Random
+    pools: Mapping[str, Sequence[str]], oracle: Oracle, *, k: int, seed: int
 ) -> SimulationResult:
-    """Run a dedicated-assessor tournament (paper 000 §4.2, ``Tournament``) on every pool, topics in
-    sorted order, asking ``oracle`` each pair the tournament needs. ``ranked`` lists the placed items
+    """Run a dedicated-assessor tournament (Clarke, Vtyurina and Smucker, "Assessing top-k preferences",
+    section 4.2, ``Tournament``) on every pool, topics in sorted order, asking ``oracle`` each pair the
+    tournament needs. Each bracket is drawn from ``tournament_rng(seed, topic)`` over the pool in
+    ``candidate_order``, as the database services draw it. ``ranked`` lists the placed items
     with ranks 1..min(k, |C|) (no ties) and, as wins, the judgments each won."""
     if k < 1:
         raise ValueError(f"k must be at least 1 (got {k})")
     outcomes = {}
     for topic in sorted(pools):
-        tournament = Tournament.start(pools[topic], k=k, rng=rng)
+        tournament = Tournament.start(
+            candidate_order(pools[topic]), k=k, rng=tournament_rng(seed=seed, topic_id=topic)
+        )
         while (pair := tournament.next_pair()) is not None:
             a, b = pair
             winner = oracle.prefer(topic, a, b)

@@ -12,11 +12,25 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from judging.engine import CrowdParams, HitShape
+from judging.engine import (
+    DEFAULT_HIT_SHAPE,
+    DEFAULT_PARAMS,
+    DEFAULT_PRICING,
+    CrowdParams,
+    HitShape,
+    Pricing,
+    candidate_order,
+)
 from judging.models import Campaign, CampaignTopic, Candidate, Pair, Round
 from judging.services.errors import CampaignConfigError, CampaignStateError
+from judging.services.hits import hit_build, hit_expire_overdue
+from judging.services.rounds import round_close_if_complete, round_generate
+from judging.services.topic_state import FINISHED_STATES, round_open, tournament_open
+from judging.tasks import hit_build_task
 from pools.models import Collection, GradedJudgment
 from pools.thinning import thin_pool
+
+DEFAULT_HIT_LIFETIME = timedelta(days=1)
 
 
 @transaction.atomic
@@ -25,26 +39,31 @@ def campaign_create(
     collection: Collection,
     name: str,
     mode: str = Campaign.Mode.CROWD,
-    k: int = 5,
-    final_stage_size: int = 9,
-    opponents: int = 7,
-    culling: str = Campaign.Culling.HALF,
-    max_rounds: int = 10,
+    k: int = DEFAULT_PARAMS.k,
+    final_stage_size: int = DEFAULT_PARAMS.F,
+    opponents: int = DEFAULT_PARAMS.P,
+    culling: str = DEFAULT_PARAMS.culling,
+    max_rounds: int = DEFAULT_PARAMS.max_rounds,
     seed: int = 0,
-    preferences_per_hit: int = 10,
-    challenges_per_hit: int = 3,
-    pay_per_hit_usd: Decimal = Decimal("2.00"),
-    fee_per_hit_usd: Decimal = Decimal("0.40"),
+    preferences_per_hit: int = DEFAULT_HIT_SHAPE.preferences,
+    challenges_per_hit: int = DEFAULT_HIT_SHAPE.challenges,
+    pay_per_hit_usd: Decimal = DEFAULT_PRICING.pay_per_hit,
+    fee_per_hit_usd: Decimal = DEFAULT_PRICING.fee,
     budget_usd: Decimal | None = None,
-    hit_lifetime: timedelta = timedelta(days=1),
+    hit_lifetime: timedelta = DEFAULT_HIT_LIFETIME,
     description: str = "",
 ) -> Campaign:
     """Create a draft campaign; raises ``CampaignConfigError`` naming the broken rule (F > P > k >= 1,
-    at least one preference per HIT, prices and budget not negative, a known mode and culling rule)."""
+    at least one preference per HIT, prices finite and not negative, a budget that pays for at least one
+    HIT, hence a HIT that costs something when there is a budget, a known mode and culling rule).
+    Defaults are the engine's (``judging.engine.params``)."""
     try:
         CrowdParams(k=k, F=final_stage_size, P=opponents, culling=culling, max_rounds=max_rounds).validate()
         HitShape(preferences=preferences_per_hit, challenges=challenges_per_hit).validate()
-    except ValueError as error:
+        Pricing(pay_per_hit=Decimal(pay_per_hit_usd), fee=Decimal(fee_per_hit_usd)).validate(
+            budget=None if budget_usd is None else Decimal(budget_usd)
+        )
+    except (ValueError, ArithmeticError) as error:
         raise CampaignConfigError(f"campaign {name!r}: {error}") from error
     campaign = Campaign(
         collection=collection,
@@ -77,18 +96,24 @@ def campaign_create(
 
 @transaction.atomic
 def campaign_start(*, campaign: Campaign, topic_ids: Sequence[str] | None = None) -> Campaign:
-    """Thin every judged topic's pool (paper 000 section 4.1) and put each topic into its first state:
+    """Thin every judged topic's pool (Clarke, Vtyurina and Smucker, "Assessing top-k preferences", section
+    4.1), order it canonically (the engine's ``candidate_order``) and put each topic into its first state:
     crowd campaigns open round 1 (stage 1 above F candidates, else stage 2) and queue HIT building;
     dedicated campaigns start a tournament per topic. Pools of 0-1 candidates finish as "nothing to judge".
     ``topic_ids`` limits the campaign to those topics (a pilot, or one topic for a dedicated assessor); an
-    unknown or unjudged one is refused. A campaign that is not a draft is returned unchanged."""
-    from judging.services.rounds import _round_open
-    from judging.services.tournaments import _tournament_open
-    from judging.tasks import hit_build_task
-
+    unknown or unjudged one is refused. A campaign that is not a draft is returned unchanged. A crowd
+    campaign whose budget pays for no HIT (or whose HITs cost nothing under a budget) is refused. A refused
+    start changes nothing: the campaign stays a draft without topics."""
     campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
     if campaign.status != Campaign.Status.DRAFT:
         return campaign
+    if campaign.mode == Campaign.Mode.CROWD:
+        try:
+            Pricing(pay_per_hit=campaign.pay_per_hit_usd, fee=campaign.fee_per_hit_usd).validate(
+                budget=campaign.budget_usd
+            )
+        except ValueError as error:
+            raise CampaignConfigError(f"campaign {campaign.name!r}: {error}") from error
     grades_by_topic: dict[int, dict[str, float]] = defaultdict(dict)
     item_ids: dict[str, int] = {}
     rows = GradedJudgment.objects.filter(topic__collection_id=campaign.collection_id).order_by("pk")
@@ -117,16 +142,15 @@ def campaign_start(*, campaign: Campaign, topic_ids: Sequence[str] | None = None
         [
             Candidate(campaign_topic=campaign_topic, item_id=item_ids[docid], position=position, grade=grade)
             for campaign_topic in campaign_topics
-            for position, (docid, grade) in enumerate(
-                thin_pool(grades_by_topic[campaign_topic.topic_id], campaign.k).items()
-            )
+            for pool in [thin_pool(grades_by_topic[campaign_topic.topic_id], campaign.k)]
+            for position, (docid, grade) in enumerate((docid, pool[docid]) for docid in candidate_order(pool))
         ]
     )
     for campaign_topic in CampaignTopic.objects.filter(campaign=campaign).select_related("campaign", "topic"):
         if campaign.mode == Campaign.Mode.CROWD:
-            _round_open(campaign_topic=campaign_topic)
+            round_open(campaign_topic=campaign_topic)
         else:
-            _tournament_open(campaign_topic=campaign_topic)
+            tournament_open(campaign_topic=campaign_topic)
     if campaign.mode == Campaign.Mode.CROWD:
         transaction.on_commit(lambda: hit_build_task.delay(campaign.pk))
     campaign.refresh_from_db()
@@ -144,16 +168,13 @@ def campaign_advance(*, campaign: Campaign) -> dict[str, int]:
     topic without one, close every complete round, expire overdue HITs, build HITs for queued pairs. Each
     step is its own transaction and idempotent, so this is the recovery after a crash or a lost task, and
     the periodic safety net. Returns how many rounds were opened and closed and HITs built."""
-    from judging.services.hits import hit_build, hit_expire_overdue
-    from judging.services.rounds import round_close_if_complete, round_generate
-
     counts = {"rounds_opened": 0, "rounds_closed": 0, "hits_expired": 0, "hits_built": 0}
     if campaign.mode != Campaign.Mode.CROWD:
         return counts
     open_rounds = Round.objects.filter(campaign_topic=OuterRef("pk"), closed_at__isnull=True)
     stalled = (
         CampaignTopic.objects.filter(campaign=campaign)
-        .exclude(state__in=(CampaignTopic.State.DONE, CampaignTopic.State.NOTHING_TO_JUDGE))
+        .exclude(state__in=FINISHED_STATES)
         .exclude(Exists(open_rounds))
     )
     for campaign_topic in stalled:

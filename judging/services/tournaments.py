@@ -1,10 +1,10 @@
-"""Dedicated assessors: one single-elimination tournament per topic (paper 000 section 4.2), its engine state
+"""Dedicated assessors: one single-elimination tournament per topic (Clarke, Vtyurina and Smucker, "Assessing
+top-k preferences", section 4.2), its engine state
 stored as JSON on the topic so it resumes across sessions and days. An assessor leases a topic while judging
 it, so concurrent assessors never receive the same pair."""
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -16,7 +16,7 @@ from django.utils import timezone
 from judging.engine import Tournament
 from judging.models import Campaign, CampaignTopic, TournamentJudgment
 from judging.services.errors import TopicLeasedError, TournamentPairError
-from judging.services.rounds import _topic_finish
+from judging.services.topic_state import topic_close
 from pools.models import Item
 
 DEFAULT_LEASE = timedelta(minutes=30)
@@ -29,11 +29,6 @@ class TournamentQuestion:
     campaign_topic: CampaignTopic
     left: Item
     right: Item
-
-
-def tournament_rng(*, seed: int, topic_id: str) -> random.Random:
-    """The random source of one topic's bracket: a function of (seed, topic) only."""
-    return random.Random(f"{seed}:{topic_id}:tournament")
 
 
 @transaction.atomic
@@ -120,22 +115,6 @@ def tournament_judgment_submit(
     return judgment
 
 
-def _tournament_open(*, campaign_topic: CampaignTopic) -> None:
-    """Start the topic's tournament (the caller holds its lock); a pool of 0-1 candidates finishes at once."""
-    campaign = campaign_topic.campaign
-    candidates = list(campaign_topic.candidates.order_by("position").values_list("item__docid", flat=True))
-    tournament = Tournament.start(
-        candidates,
-        k=campaign.k,
-        rng=tournament_rng(seed=campaign.seed, topic_id=campaign_topic.topic.topic_id),
-    )
-    campaign_topic.tournament_state = tournament.to_state()
-    campaign_topic.state = CampaignTopic.State.TOURNAMENT
-    campaign_topic.save(update_fields=["tournament_state", "state", "updated_at"])
-    if tournament.is_done:
-        _tournament_finish(campaign_topic=campaign_topic, tournament=tournament)
-
-
 def _tournament_finish(*, campaign_topic: CampaignTopic, tournament: Tournament) -> None:
     """Store the placed items as ranks 1..k, with the judgments each won, and finish the topic."""
-    _topic_finish(campaign_topic=campaign_topic, ranked=tournament.ranking())
+    topic_close(campaign_topic=campaign_topic, ranked=tournament.ranking())

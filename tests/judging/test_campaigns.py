@@ -57,12 +57,64 @@ def test_campaign_create_refuses_parameters_breaking_f_above_p_above_k(
 def test_campaign_create_refuses_negative_pay_and_unknown_culling():
     collection = CollectionFactory()
 
-    with pytest.raises(CampaignConfigError, match="pay_per_hit_usd|campaign_pay_not_negative"):
+    with pytest.raises(CampaignConfigError, match="pay per HIT must be a finite, non-negative amount"):
         campaign_create(collection=collection, name="bad-pay", pay_per_hit_usd=Decimal("-1"))
     with pytest.raises(CampaignConfigError, match="culling"):
         campaign_create(collection=collection, name="bad-rule", culling="unanimous")
 
     assert Campaign.objects.count() == 0
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("money", "message"),
+    [
+        (
+            {"pay_per_hit_usd": Decimal(0), "fee_per_hit_usd": Decimal(0), "budget_usd": Decimal(10)},
+            "costs something",
+        ),
+        ({"budget_usd": Decimal(0)}, "budget 0 USD allows no HIT"),
+        ({"budget_usd": Decimal("2.39")}, "allows no HIT .one HIT costs 2.40 USD"),
+        ({"pay_per_hit_usd": Decimal("NaN")}, "finite"),
+        ({"budget_usd": Decimal("Infinity")}, "finite"),
+    ],
+)
+def test_campaign_create_refuses_money_that_buys_no_hit(money, message):
+    # A zero cost per HIT once crashed the start (a division by zero); a budget below one HIT started a
+    # campaign that could never build a HIT.
+    collection = CollectionFactory()
+
+    with pytest.raises(CampaignConfigError, match=message):
+        campaign_create(collection=collection, name="money", **money)
+
+    assert Campaign.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_free_hits_without_a_budget_are_allowed():
+    collection = CollectionFactory()
+
+    campaign = campaign_create(
+        collection=collection, name="volunteers", pay_per_hit_usd=Decimal(0), fee_per_hit_usd=Decimal(0)
+    )
+
+    assert campaign.cost_per_hit_usd == 0 and campaign.budget_usd is None
+
+
+@pytest.mark.django_db
+def test_a_start_refused_for_its_budget_changes_nothing():
+    # Given a draft whose budget was lowered below one HIT behind the service's back (e.g. in the admin)
+    campaign = campaign_create(
+        collection=collection_with_grades({"1_1": graded_pool("1_1", 12)}), name="poor"
+    )
+    Campaign.objects.filter(pk=campaign.pk).update(budget_usd=Decimal("1.00"))
+
+    with pytest.raises(CampaignConfigError, match="budget 1.00 USD allows no HIT"):
+        campaign_start(campaign=campaign)
+
+    campaign.refresh_from_db()
+    assert campaign.status == "draft" and campaign.started_at is None
+    assert CampaignTopic.objects.count() == Round.objects.count() == Pair.objects.count() == 0
 
 
 @pytest.mark.django_db

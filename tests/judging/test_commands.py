@@ -209,3 +209,87 @@ def test_demo_run_rejects_bad_arguments_before_replacing_earlier_demo_campaigns(
         run("demo_run", *arguments)
 
     assert list(Campaign.objects.values_list("name", "status")) == [("demo-crowd", "draft")]
+
+
+def _answer(assignment, oracle):
+    from judging.models import HitSlot
+    from judging.services import assignment_submit
+
+    slots = HitSlot.objects.filter(hit_id=assignment.hit_id).values_list(
+        "position", "topic__topic_id", "left_id", "left__docid", "right_id", "right__docid"
+    )
+    winners = {
+        position: left_id if oracle.prefer(topic, left, right) == left else right_id
+        for position, topic, left_id, left, right_id, right in slots
+    }
+    return assignment_submit(assignment=assignment, winners=winners)
+
+
+@pytest.mark.django_db
+def test_campaign_status_json_counts_judgments_hits_workers_and_spend(oracle_file):
+    # Given a running campaign with HITs built, one of them judged by a worker later excluded, one published
+    from django.utils import timezone
+
+    from judging.models import Hit, Pair
+    from judging.services import campaign_advance, hit_assign_next, worker_exclude, worker_get_or_create
+
+    collection_with_grades({"1_1": graded_pool("a", 12), "1_2": graded_pool("b", 4)}, name="tiny")
+    run("campaign_create", "st", "--collection", "tiny", "--seed", "3", "--budget", "100")
+    run("campaign_start", "st")
+    campaign = Campaign.objects.get()
+    campaign_advance(campaign=campaign)
+    worker = worker_get_or_create(provider="local", external_id="w1")
+    _answer(hit_assign_next(campaign=campaign, worker=worker), PerfectOracle(read_qrels(oracle_file)))
+    worker_exclude(worker=worker, reason="test")
+    published = Hit.objects.filter(status="open").order_by("number").first()
+    Hit.objects.filter(pk=published.pk).update(published_at=timezone.now(), reward_usd="1.50", fee_usd="0.30")
+
+    status = json.loads(run("campaign_status", "st", "--json"))
+
+    hits = Hit.objects.count()
+    assert {
+        key: status[key] for key in ("status", "topics_done", "topics_total", "tournament_judgments")
+    } == {
+        "status": "running",
+        "topics_done": 0,
+        "topics_total": 2,
+        "tournament_judgments": 0,
+    }
+    assert status["judgments"] == Pair.objects.filter(winner__isnull=False).count() == 10
+    assert status["answers"] == {"preferences": 10, "challenges": 3, "tournament": 0}
+    assert status["hits"] == {"open": hits - 1, "accepted": 1, "discarded": 0, "expired": 0}
+    assert (status["workers_active"], status["workers_excluded"], status["assessors_active"]) == (0, 1, 0)
+    # 2.00 earned + 0.40 fee for the submitted HIT, 1.50 + 0.30 reserved for the published one
+    assert status["spend_usd"] == 4.20 and status["publish_note"] == ""
+
+
+@pytest.mark.django_db
+def test_campaign_status_text_and_unknown_campaign():
+    collection_with_grades({"1_1": graded_pool("a", 6)}, name="tiny")
+    run("campaign_create", "c", "--collection", "tiny")
+
+    text = run("campaign_status", "c")
+
+    assert "campaign c (crowd, local): draft" in text and "topics: 0/0 done" in text
+    assert "spend: 0.00 USD (no budget)" in text
+    with pytest.raises(CommandError, match="no campaign named 'nope'") as error:
+        run("campaign_status", "nope", "--json")
+    assert error.value.returncode == 2
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--pay", "0", "--fee", "0", "--budget", "10"], "a budget needs a HIT that costs something"),
+        (["--budget", "0"], "budget 0 USD allows no HIT"),
+        (["--budget", "2"], r"budget 2 USD allows no HIT \(one HIT costs 2.40 USD"),
+    ],
+)
+def test_campaign_create_refuses_a_budget_that_buys_no_hit_with_exit_2(arguments, message):
+    collection_with_grades({"1_1": graded_pool("a", 6)}, name="tiny")
+
+    with pytest.raises(CommandError, match=message) as error:
+        run("campaign_create", "c7", "--collection", "tiny", *arguments)
+
+    assert error.value.returncode == 2 and not Campaign.objects.exists()

@@ -1,30 +1,32 @@
-"""End to end: simulated workers through the services reproduce the pure engine for the same seed, on a
-tiny collection and on real CAsT topics."""
+"""End to end: the database campaign and the pure simulator drive one topic machine with one seeding rule, so
+the same qrels, parameters, seed and deterministic oracle give the same pairs, judgments and preference qrels
+from ``campaign_simulate`` and from ``toppref simulate`` (docs/decisions.md, "One crowd state machine, one
+seeding rule"). HIT composition is not part of that promise: the database packs pairs as rounds open."""
 
+import json
 import random
 
 import pytest
 
+from config.cli import main
 from judging.engine import (
     CrowdParams,
     NoisyOracle,
     PerfectOracle,
-    Tournament,
-    crowd_round_plan,
+    SimulationResult,
+    challenge_nonrelevant,
     simulate_crowd,
     simulate_tournament,
-    stage1_close,
-    stage2_rank,
 )
 from judging.models import Campaign, Judgment, Pair, Round, TournamentJudgment
 from judging.selectors import campaign_preferences, campaign_progress, campaign_ranked
 from judging.services import campaign_create, campaign_start
-from judging.services.rounds import round_rng
 from judging.services.simulation import campaign_simulate, tournament_simulate
-from judging.services.tournaments import tournament_rng
-from pools.services import collection_create, qrels_import
-from pools.thinning import thin_pool
+from pools.models import Collection
+from pools.services import collection_create, demo_load, qrels_import
+from pools.thinning import thin_qrels
 from pools.trec import read_qrels
+from tests.conftest import DEMO_DIR
 from tests.judging.factories import collection_with_grades
 
 # Pool sizes 0, 1, k, F, F+1 and one needing several stage-1 rounds; values are a scrambled order so the
@@ -41,41 +43,94 @@ def tiny_collection():
     return collection_with_grades(grades), grades, values
 
 
-def engine_crowd(pools, oracle, params, seed):
-    """The pure engine run topic by topic with the Django layer's per-(seed, topic, round) random source."""
-    ranked, judgments = {}, 0
-    for topic, candidates in pools.items():
-        number, stage = 0, None
-        while True:
-            number += 1
-            plan = crowd_round_plan(
-                candidates,
-                params=params,
-                rng=round_rng(seed=seed, topic_id=topic, number=number),
-                stage=stage,
+def database_rounds(campaign):
+    """Every round of the campaign as ``{topic: [(stage, {(left, right): winner})]}``, rounds in order."""
+    rounds: dict[str, list] = {}
+    for round in (
+        Round.objects.filter(campaign_topic__campaign=campaign)
+        .order_by("campaign_topic__topic__topic_id", "number")
+        .select_related("campaign_topic__topic")
+    ):
+        pairs = round.pairs.order_by("pk").values_list("left__docid", "right__docid", "winner__docid")
+        rounds.setdefault(round.campaign_topic.topic.topic_id, []).append(
+            (round.stage, {(left, right): winner for left, right, winner in pairs})
+        )
+    return rounds
+
+
+def simulated_rounds(result: SimulationResult):
+    """The same shape from the simulator's round records."""
+    rounds: dict[str, list] = {}
+    for topic, outcome in result.topics.items():
+        for record in outcome.rounds:
+            winners = {frozenset(outcome): outcome[0] for outcome in record.outcomes}
+            rounds.setdefault(topic, []).append(
+                (record.stage, {pair: winners[frozenset(pair)] for pair in record.pairs})
             )
-            outcomes = [(w, b if w == a else a) for a, b in plan.pairs for w in [oracle.prefer(topic, a, b)]]
-            judgments += len(outcomes)
-            if plan.stage == 2:
-                ranked[topic] = stage2_rank(candidates, outcomes, k=params.k)
-                break
-            result = stage1_close(candidates, plan.pairs, outcomes, params=params, round_number=number)
-            candidates, stage = result.survivors, (2 if result.next_stage == 2 else None)
-    return ranked, judgments
+    return rounds
+
+
+def assert_same_campaign(campaign, graded, values, seed, tmp_path, capsys, qrels_path=None, oracle_path=None):
+    """The database campaign (already simulated) equals the pure simulator and ``toppref simulate``."""
+    pools = thin_qrels(graded, campaign.k)
+    oracle = PerfectOracle(values)
+    engine = simulate_crowd(
+        pools,
+        oracle,
+        params=CrowdParams(),
+        seed=seed,
+        nonrelevant={topic: challenge_nonrelevant(topic, graded) for topic in pools},
+    )
+    assert database_rounds(campaign) == simulated_rounds(engine)
+    assert Pair.objects.filter(round__campaign_topic__campaign=campaign, winner__isnull=False).count() == (
+        engine.judgments
+    )
+    ranked = campaign_ranked(campaign=campaign)
+    assert {topic: ranked.get(topic, []) for topic in engine.topics} == {
+        topic: outcome.ranked for topic, outcome in engine.topics.items()
+    }
+    if qrels_path is None:
+        qrels_path, oracle_path = tmp_path / "graded.txt", tmp_path / "oracle.txt"
+        write_qrels(qrels_path, graded)
+        write_qrels(oracle_path, values)
+    out = tmp_path / "preferences.txt"
+    status = main(
+        [
+            "simulate",
+            "--qrels",
+            str(qrels_path),
+            "--oracle",
+            str(oracle_path),
+            "--seed",
+            str(seed),
+            "--out",
+            str(out),
+        ]
+    )
+    summary = json.loads(capsys.readouterr().out)
+    assert status == 0 and summary["judgments"] == engine.judgments
+    assert read_qrels(out) == campaign_preferences(campaign=campaign)
+
+
+def write_qrels(path, qrels):
+    path.write_text(
+        "".join(
+            f"{topic} Q0 {docid} {value}\n" for topic, docs in qrels.items() for docid, value in docs.items()
+        )
+    )
 
 
 @pytest.mark.django_db
-def test_crowd_campaign_reproduces_the_engine_for_the_same_seed():
+def test_crowd_campaign_equals_the_simulator_for_the_same_seed(tmp_path, capsys):
+    # Given pools of 0, 1, k, F, F+1 and 37 candidates (several stage-1 rounds) and a consistent crowd
     collection, grades, values = tiny_collection()
-    oracle = PerfectOracle(values)
     campaign = campaign_start(campaign=campaign_create(collection=collection, name="crowd", seed=2024))
 
-    report = campaign_simulate(campaign=campaign, oracle=oracle, worker_count=3)
+    # When simulated workers judge the database campaign
+    report = campaign_simulate(campaign=campaign, oracle=PerfectOracle(values), worker_count=3)
 
-    pools = {topic: list(thin_pool(grades[topic], 5)) for topic in SIZES}
-    expected, expected_judgments = engine_crowd(pools, oracle, CrowdParams(), 2024)
-    assert campaign_ranked(campaign=campaign) == {topic: items for topic, items in expected.items() if items}
-    assert Pair.objects.filter(winner__isnull=False).count() == expected_judgments
+    # Then it judged exactly the simulator's pairs with the same winners and wrote the same qrels
+    assert_same_campaign(campaign, grades, values, 2024, tmp_path, capsys)
     assert report.discarded_hits == 0 and report.answers == Judgment.objects.count()
     campaign.refresh_from_db()
     assert campaign.status == "done"
@@ -83,29 +138,54 @@ def test_crowd_campaign_reproduces_the_engine_for_the_same_seed():
 
 
 @pytest.mark.django_db
-def test_crowd_campaign_matches_simulate_crowd_where_no_pool_needs_stage_1():
-    # Stage 2 uses no randomness, so the engine's own simulator must agree exactly (ranks, wins, judgments)
-    collection, grades, values = tiny_collection()
-    oracle = PerfectOracle(values)
-    small = {topic: list(thin_pool(grades[topic], 5)) for topic in ("1_1", "1_2", "1_3", "1_4")}
-    campaign = campaign_create(collection=collection, name="small", seed=1)
-    campaign_start(campaign=campaign)
-    campaign_simulate(campaign=campaign, oracle=oracle)
+def test_demo_collection_campaign_equals_toppref_simulate(tmp_path, capsys):
+    # Given the shipped demo collection and its preference qrels as the crowd
+    demo_load(directory=DEMO_DIR)
+    collection = Collection.objects.get(name="demo")
+    graded = read_qrels(DEMO_DIR / "qrels.graded.txt")
+    values = read_qrels(DEMO_DIR / "qrels.preference.txt")
+    campaign = campaign_start(campaign=campaign_create(collection=collection, name="demo-eq", seed=7))
 
-    engine = simulate_crowd(small, oracle, params=CrowdParams(), rng=random.Random(1))
+    campaign_simulate(campaign=campaign, oracle=PerfectOracle(values))
 
-    ranked = campaign_ranked(campaign=campaign)
-    assert {topic: ranked.get(topic, []) for topic in small} == {
-        t: o.ranked for t, o in engine.topics.items()
-    }
-    stage2 = Pair.objects.filter(
-        round__campaign_topic__topic__topic_id__in=small, winner__isnull=False
-    ).count()
-    assert stage2 == engine.judgments
+    assert_same_campaign(
+        campaign,
+        graded,
+        values,
+        7,
+        tmp_path,
+        capsys,
+        qrels_path=DEMO_DIR / "qrels.graded.txt",
+        oracle_path=DEMO_DIR / "qrels.preference.txt",
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.django_db
+def test_cast_campaign_equals_toppref_simulate(cast_dir, tmp_path, capsys):
+    # Given all of CAsT 2019 with the released preference qrels as a consistent crowd
+    collection = collection_create(name="cast", is_strict=False)
+    qrels_import(collection=collection, path=cast_dir / "qrels.graded.txt")
+    graded = read_qrels(cast_dir / "qrels.graded.txt")
+    values = read_qrels(cast_dir / "qrels.preference.txt")
+    campaign = campaign_start(campaign=campaign_create(collection=collection, name="cast", seed=1))
+
+    campaign_simulate(campaign=campaign, oracle=PerfectOracle(values), worker_count=5)
+
+    assert_same_campaign(
+        campaign,
+        graded,
+        values,
+        1,
+        tmp_path,
+        capsys,
+        qrels_path=cast_dir / "qrels.graded.txt",
+        oracle_path=cast_dir / "qrels.preference.txt",
+    )
 
 
 @pytest.mark.django_db
-def test_tournament_campaign_reproduces_the_engine_for_the_same_seed():
+def test_tournament_campaign_equals_the_simulator_for_the_same_seed():
     collection, grades, values = tiny_collection()
     oracle = PerfectOracle(values)
     campaign = campaign_start(
@@ -114,24 +194,12 @@ def test_tournament_campaign_reproduces_the_engine_for_the_same_seed():
 
     judgments = tournament_simulate(campaign=campaign, oracle=oracle)
 
-    expected, expected_judgments = {}, 0
-    for topic in SIZES:
-        tournament = Tournament.start(
-            list(thin_pool(grades[topic], 5)), k=5, rng=tournament_rng(seed=9, topic_id=topic)
-        )
-        while (pair := tournament.next_pair()) is not None:
-            winner = oracle.prefer(topic, *pair)
-            tournament.record(winner, pair[1] if winner == pair[0] else pair[0])
-        expected[topic] = tournament.top_k()
-        expected_judgments += tournament.judgment_count
+    engine = simulate_tournament(thin_qrels(grades, 5), oracle, k=5, seed=9)
     ranked = campaign_ranked(campaign=campaign)
-    assert {topic: [item.docid for item in ranked.get(topic, [])] for topic in SIZES} == expected
-    assert judgments == TournamentJudgment.objects.count() == expected_judgments
-    # and the same top-k as the engine's simulator, which draws brackets from one shared random source
-    engine = simulate_tournament(
-        {t: list(thin_pool(grades[t], 5)) for t in SIZES}, oracle, k=5, rng=random.Random(9)
-    )
-    assert {t: [i.docid for i in o.ranked] for t, o in engine.topics.items()} == expected
+    assert {topic: ranked.get(topic, []) for topic in engine.topics} == {
+        topic: outcome.ranked for topic, outcome in engine.topics.items()
+    }
+    assert judgments == TournamentJudgment.objects.count() == engine.judgments
 
 
 @pytest.mark.django_db
@@ -146,14 +214,14 @@ def test_a_noisy_crowd_still_finishes_and_excluded_workers_are_replaced():
     campaign.refresh_from_db()
     assert campaign.status == "done" and report.discarded_hits > 0
     assert report.workers == 2 + report.discarded_hits
-    assert progress["hits"] == {
+    assert progress.hits == {
+        "open": 0,
         "accepted": report.hits - report.discarded_hits,
         "discarded": report.discarded_hits,
+        "expired": 0,
     }
     assert (
-        progress["paid_hits"] == report.hits
-        and progress["pairs_in_hits"] == 0
-        and progress["pairs_queued"] == 0
+        progress.hits_submitted == report.hits and progress.pairs_in_hits == 0 and progress.pairs_queued == 0
     )
 
 

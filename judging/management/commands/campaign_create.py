@@ -3,6 +3,7 @@ from decimal import Decimal, InvalidOperation
 
 from django.core.management.base import BaseCommand, CommandError
 
+from judging.engine import DEFAULT_HIT_SHAPE, DEFAULT_PARAMS, DEFAULT_PRICING
 from judging.models import Campaign
 from judging.services import CampaignConfigError, campaign_create
 from pools.models import Collection
@@ -12,9 +13,12 @@ def usd(text: str) -> Decimal:
     """An amount in USD; argparse reports a non-number as a usage error (``Decimal`` alone would raise
     ``InvalidOperation``, which argparse does not catch)."""
     try:
-        return Decimal(text)
+        value = Decimal(text)
     except InvalidOperation:
         raise argparse.ArgumentTypeError(f"{text!r} is not an amount in USD") from None
+    if not value.is_finite():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite amount in USD")
+    return value
 
 
 class Command(BaseCommand):
@@ -26,21 +30,40 @@ class Command(BaseCommand):
         parser.add_argument("name", help="campaign name (a slug, unique)")
         parser.add_argument("--collection", required=True, help="collection name")
         parser.add_argument("--mode", choices=Campaign.Mode.values, default=Campaign.Mode.CROWD)
-        parser.add_argument("-k", type=int, default=5, help="depth of the top-k (default 5)")
+        params, shape, pricing = DEFAULT_PARAMS, DEFAULT_HIT_SHAPE, DEFAULT_PRICING
+        parser.add_argument("-k", type=int, default=params.k, help=f"depth of the top-k (default {params.k})")
         parser.add_argument(
-            "-F", dest="final_stage_size", type=int, default=9, help="stage 2 from F candidates (default 9)"
+            "-F",
+            dest="final_stage_size",
+            type=int,
+            default=params.F,
+            help=f"stage 2 from F candidates (default {params.F})",
         )
         parser.add_argument(
-            "-P", dest="opponents", type=int, default=7, help="opponents per stage-1 round (default 7)"
+            "-P",
+            dest="opponents",
+            type=int,
+            default=params.P,
+            help=f"opponents per stage-1 round (default {params.P})",
         )
-        parser.add_argument("--culling", choices=Campaign.Culling.values, default=Campaign.Culling.HALF)
-        parser.add_argument("--max-rounds", type=int, default=10)
+        parser.add_argument("--culling", choices=Campaign.Culling.values, default=params.culling)
+        parser.add_argument("--max-rounds", type=int, default=params.max_rounds)
         parser.add_argument("--seed", type=int, default=0)
-        parser.add_argument("--preferences-per-hit", type=int, default=10)
-        parser.add_argument("--challenges-per-hit", type=int, default=3)
-        parser.add_argument("--pay", type=usd, default=Decimal("2.00"), help="USD per HIT to the worker")
-        parser.add_argument("--fee", type=usd, default=Decimal("0.40"), help="USD per HIT to the platform")
-        parser.add_argument("--budget", type=usd, default=None, help="USD")
+        parser.add_argument("--preferences-per-hit", type=int, default=shape.preferences)
+        parser.add_argument("--challenges-per-hit", type=int, default=shape.challenges)
+        parser.add_argument(
+            "--pay",
+            type=usd,
+            default=pricing.pay_per_hit,
+            help=f"USD per HIT to the worker (default {pricing.pay_per_hit})",
+        )
+        parser.add_argument(
+            "--fee",
+            type=usd,
+            default=pricing.fee,
+            help=f"USD per HIT to the platform (default {pricing.fee})",
+        )
+        parser.add_argument("--budget", type=usd, default=None, help="USD; must pay for at least one HIT")
 
     def handle(self, *args, **options):
         collection = Collection.objects.filter(name=options["collection"]).first()
@@ -66,7 +89,7 @@ class Command(BaseCommand):
                 budget_usd=options["budget"],
             )
         except CampaignConfigError as error:
-            raise CommandError(str(error)) from None
+            raise CommandError(str(error), returncode=2) from None
         self.stdout.write(
             f"campaign {campaign.name} ({campaign.mode}) over {collection.name}: k={campaign.k} "
             f"F={campaign.final_stage_size} P={campaign.opponents} culling={campaign.culling} seed={campaign.seed}"

@@ -56,8 +56,5 @@ class Command(BaseCommand):
         except CampaignStalledError as error:
             raise CommandError(str(error)) from None
         campaign.refresh_from_db()
-        progress = campaign_progress(campaign=campaign) | {
-            "campaign": campaign.name,
-            "status": campaign.status,
-        }
+        progress = {"campaign": campaign.name} | campaign_progress(campaign=campaign).as_json()
         self.stdout.write(json.dumps(progress, default=str, indent=2))

@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from judging.models import Campaign
 from judging.selectors import campaign_progress
-from judging.services import CampaignStateError, campaign_start
+from judging.services import CampaignConfigError, CampaignStateError, campaign_start
 
 
 class Command(BaseCommand):
@@ -18,10 +18,13 @@ class Command(BaseCommand):
             raise CommandError(f"no campaign named {name!r}")
         try:
             campaign = campaign_start(campaign=campaign, topic_ids=topics)
+        except CampaignConfigError as error:
+            raise CommandError(str(error), returncode=2) from None
         except CampaignStateError as error:
             raise CommandError(str(error)) from None
         progress = campaign_progress(campaign=campaign)
         self.stdout.write(
-            f"campaign {campaign.name} is {campaign.status}: topics {progress['topics']}, "
-            f"{progress['pairs_queued'] + progress['pairs_in_hits']} pairs to judge, HITs {progress['hits']}"
+            f"campaign {campaign.name} is {campaign.status}: topics {progress.topics}, "
+            f"{progress.pairs_queued + progress.pairs_in_hits} pairs to judge, "
+            f"HITs { {status: n for status, n in progress.hits.items() if n} }"
         )

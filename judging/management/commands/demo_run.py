@@ -96,9 +96,9 @@ class Command(BaseCommand):
         )
         self.stdout.write(
             f"Crowd campaign {campaign.name} (k={campaign.k}, F={campaign.final_stage_size}, P={campaign.opponents}, "
-            f"seed {campaign.seed}): {campaign.status}; {progress['pairs_judged']} judgments in {report.hits} HITs "
+            f"seed {campaign.seed}): {campaign.status}; {progress.judgments} judgments in {report.hits} HITs "
             f"of {campaign.preferences_per_hit}+{campaign.challenges_per_hit}, {report.discarded_hits} discarded, "
-            f"cost ${progress['spent_usd']}\n"
+            f"cost ${progress.spend_usd}\n"
         )
         header = f"{'topic':<8} {'question':<{QUESTION_WIDTH}} {'pool':>4} {'judg.':>5}  top-{campaign.k} (rank:docid)   oracle agrees"
         self.stdout.write(header)

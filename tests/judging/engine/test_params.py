@@ -1,3 +1,5 @@
+from decimal import Decimal
+
 import pytest
 
 from judging.engine import CrowdParams, HitShape, Pricing
@@ -40,6 +42,6 @@ def test_every_pool_size_from_zero_is_acceptable():
 def test_hit_shape_and_pricing_follow_the_paper():
     # paper 000 §4.3: 10 preferences + 3 challenges per HIT, $2.00 to the worker + $0.40 fee.
     assert (HitShape().preferences, HitShape().challenges) == (10, 3)
-    assert Pricing().cost(1616) == 3878.40
+    assert Pricing().cost(1616) == Decimal("3878.40")
     with pytest.raises(ValueError, match="at least one preference"):
         HitShape(preferences=0).validate()

@@ -1,5 +1,6 @@
 import math
 import random
+from decimal import Decimal
 
 import pytest
 
@@ -36,9 +37,7 @@ def test_cast_crowd_finds_the_oracles_best_and_nearly_all_its_top_5(cast):
     graded, preference, pools = cast
     oracle = PerfectOracle(preference)
     nonrelevant = {topic: challenge_nonrelevant(topic, graded) for topic in pools}
-    result = simulate_crowd(
-        pools, oracle, params=CrowdParams(), rng=random.Random(0), nonrelevant=nonrelevant
-    )
+    result = simulate_crowd(pools, oracle, params=CrowdParams(), seed=0, nonrelevant=nonrelevant)
 
     found = wanted = 0
     for topic, pool in pools.items():
@@ -52,7 +51,7 @@ def test_cast_crowd_finds_the_oracles_best_and_nearly_all_its_top_5(cast):
     assert abs(result.judgments - 14573) / 14573 < 0.05
     assert result.hits == sum(math.ceil(n / 10) for n in _pairs_per_campaign_round(result))
     assert result.challenges == 3 * result.hits and result.challenge_failures == 0
-    assert result.cost_usd == pytest.approx(result.hits * 2.40)
+    assert result.cost_usd == result.hits * Decimal("2.40")
 
 
 def _pairs_per_campaign_round(result):
@@ -66,7 +65,7 @@ def _pairs_per_campaign_round(result):
 def test_cast_tournament_finds_exactly_the_oracles_top_5_within_the_bound(cast):
     _, preference, pools = cast
     oracle = PerfectOracle(preference)
-    result = simulate_tournament(pools, oracle, k=5, rng=random.Random(0))
+    result = simulate_tournament(pools, oracle, k=5, seed=0)
     for topic, pool in pools.items():
         assert [item.docid for item in result.topics[topic].ranked] == oracle.ranking(topic, pool)[:5], topic
         assert result.topics[topic].judgments <= tournament_judgment_bound(len(pool), 5)
@@ -80,7 +79,7 @@ def test_pool_sizes_zero_one_k_f_and_f_plus_one():
     # 0 and 1 need no judgment, k and F take all pairs at once, and F+1 takes one stage-1 round of 35.
     pools = {f"n{n:02d}": [f"d{i}" for i in range(n)] for n in (0, 1, 5, 9, 10)}
     values = {topic: {d: -int(d[1:]) for d in pool} for topic, pool in pools.items()}
-    result = simulate_crowd(pools, PerfectOracle(values), params=CrowdParams(), rng=random.Random(1))
+    result = simulate_crowd(pools, PerfectOracle(values), params=CrowdParams(), seed=1)
     judgments = {topic: outcome.judgments for topic, outcome in result.topics.items()}
     assert judgments["n00"] == judgments["n01"] == 0
     assert (judgments["n05"], judgments["n09"]) == (10, 36)
@@ -98,7 +97,7 @@ def test_same_seed_same_campaign():
 
     def run(seed):
         oracle = NoisyOracle(values, rng=random.Random(seed), error_rate=0.1)
-        return simulate_crowd(pools, oracle, params=CrowdParams(), rng=random.Random(seed)).summary()
+        return simulate_crowd(pools, oracle, params=CrowdParams(), seed=seed).summary()
 
     assert run(4) == run(4)
     assert run(4) != run(5)
@@ -111,12 +110,12 @@ def test_hit_shape_and_pricing_change_hits_and_cost():
         pools,
         PerfectOracle(values),
         params=CrowdParams(),
-        rng=random.Random(0),
+        seed=0,
         hit_shape=HitShape(preferences=5, challenges=1),
-        pricing=Pricing(pay_per_hit=1.0, fee=0.25),
+        pricing=Pricing(pay_per_hit=Decimal("1.00"), fee=Decimal("0.25")),
         nonrelevant={"t": ["z"]},
     )
-    assert (result.judgments, result.hits, result.challenges, result.cost_usd) == (36, 8, 8, 10.0)
+    assert (result.judgments, result.hits, result.challenges, result.cost_usd) == (36, 8, 8, Decimal("10.00"))
 
 
 def test_challenges_catch_a_careless_crowd():
@@ -126,7 +125,7 @@ def test_challenges_catch_a_careless_crowd():
         pools,
         NoisyOracle(values, rng=random.Random(2), error_rate=0.5),
         params=CrowdParams(),
-        rng=random.Random(2),
+        seed=2,
         nonrelevant={"t": ["z"]},
     )
     assert 0 < result.challenge_failures < result.challenges
@@ -134,8 +133,6 @@ def test_challenges_catch_a_careless_crowd():
 
 def test_preferences_keep_grades_of_topics_without_a_pool():
     pools = {"t": ["a", "b"]}
-    result = simulate_crowd(
-        pools, PerfectOracle({"t": {"a": 2, "b": 1}}), params=CrowdParams(), rng=random.Random(0)
-    )
+    result = simulate_crowd(pools, PerfectOracle({"t": {"a": 2, "b": 1}}), params=CrowdParams(), seed=0)
     graded = {"t": {"a": 2, "b": 1, "z": 0}, "empty": {"y": 0}}
     assert result.preferences(graded) == {"t": {"a": 50.0, "b": 40.0, "z": 0.0}, "empty": {"y": 0.0}}

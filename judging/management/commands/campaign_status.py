@@ -1,0 +1,42 @@
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from judging.models import Campaign
+from judging.selectors import campaign_progress
+
+
+class Command(BaseCommand):
+    help = (
+        "Show where a campaign stands: status, topics done, judgments (crowd and tournament), HITs by status, "
+        "workers and assessors, spend. --json prints one JSON object for scripts."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("name", help="campaign name")
+        parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+    def handle(self, *args, name, **options):
+        campaign = Campaign.objects.filter(name=name).first()
+        if campaign is None:
+            raise CommandError(f"no campaign named {name!r}", returncode=2)
+        progress = campaign_progress(campaign=campaign)
+        if options["json"]:
+            self.stdout.write(json.dumps({"campaign": campaign.name} | progress.as_json()))
+            return
+        budget = "no budget" if progress.budget_usd is None else f"budget {progress.budget_usd} USD"
+        hits = ", ".join(f"{n} {status}" for status, n in progress.hits.items())
+        lines = [
+            f"campaign {campaign.name} ({campaign.mode}, {campaign.provider}): {progress.status}",
+            f"topics: {progress.topics_done}/{progress.topics_total} done",
+            f"judgments: {progress.judgments} crowd, {progress.tournament_judgments} tournament",
+            f"answers: {progress.answers['preferences']} preferences, {progress.answers['challenges']} challenges",
+            f"pairs: {progress.pairs_queued} queued, {progress.pairs_in_hits} in HITs",
+            f"HITs: {hits}",
+            f"workers: {progress.workers_active} active, {progress.workers_excluded} excluded; "
+            f"assessors: {progress.assessors_active} active",
+            f"spend: {progress.spend_usd} USD ({budget})",
+        ]
+        if progress.publish_note:
+            lines.append(f"publishing stopped: {progress.publish_note}")
+        self.stdout.write("\n".join(lines))

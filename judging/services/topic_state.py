@@ -1,0 +1,142 @@
+"""The transitions of one campaign topic that the other services share: open its next crowd round, start
+its tournament, write its final ranking. Each runs inside the caller's transaction while the caller holds
+the topic's row lock (``select_for_update``); the public services of ``rounds``, ``tournaments`` and
+``campaigns`` take that lock and call these. The decisions themselves come from the engine's topic machine
+(``judging.engine.topic``) and seeding rule, the same ones the pure simulator drives."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from celery import current_app
+from django.db import transaction
+from django.utils import timezone
+
+from judging.engine import (
+    CrowdParams,
+    RankedItem,
+    TopicState,
+    Tournament,
+    topic_round_open,
+    tournament_rng,
+)
+from judging.models import Campaign, CampaignTopic, Candidate, Pair, Round
+
+FINISHED_STATES = (CampaignTopic.State.DONE, CampaignTopic.State.NOTHING_TO_JUDGE)
+
+# Scoring belongs to the metrics app, which sits above judging: judging names its task instead of importing it.
+CAMPAIGN_DONE_TASK = "metrics.campaign_scores_compute"
+
+
+def campaign_params(campaign: Campaign) -> CrowdParams:
+    """The engine's parameters for a campaign."""
+    return CrowdParams(
+        k=campaign.k,
+        F=campaign.final_stage_size,
+        P=campaign.opponents,
+        culling=campaign.culling,
+        max_rounds=campaign.max_rounds,
+    )
+
+
+def topic_state_load(*, campaign_topic: CampaignTopic) -> TopicState:
+    """The engine's ``TopicState`` of a topic between rounds, from its rows: active candidates in stored
+    order (``position``, the engine's ``candidate_order``), rounds opened so far, and stage 2 forced when
+    the last closed round asked for it."""
+    candidates = campaign_topic.candidates.filter(is_active=True).order_by("position")
+    last = campaign_topic.rounds.order_by("-number").first()
+    next_stage = (last.outcome or {}).get("next_stage") if last is not None else None
+    return TopicState(
+        topic=campaign_topic.topic.topic_id,
+        candidates=tuple(candidates.values_list("item__docid", flat=True)),
+        rounds=campaign_topic.round_number,
+        forced_stage=2 if next_stage == 2 else None,
+    )
+
+
+def round_open(*, campaign_topic: CampaignTopic, state: TopicState | None = None) -> Round | None:
+    """Store the topic's next round as the topic machine plans it (``topic_round_open``) and mark the topic
+    in stage 1 or 2; a plan without pairs (0-1 candidates) finishes the topic instead and returns None.
+    ``state`` saves reloading it when the caller has just computed it. The caller holds the topic's lock."""
+    campaign = campaign_topic.campaign
+    if state is None:
+        state = topic_state_load(campaign_topic=campaign_topic)
+    opening = topic_round_open(state, params=campaign_params(campaign), seed=campaign.seed)
+    if opening.ranked is not None:
+        topic_close(campaign_topic=campaign_topic, ranked=opening.ranked)
+        return None
+    item_ids = dict(
+        campaign_topic.candidates.filter(item__docid__in=state.candidates).values_list(
+            "item__docid", "item_id"
+        )
+    )
+    round = Round.objects.create(
+        campaign_topic=campaign_topic,
+        number=opening.number,
+        stage=opening.plan.stage,
+        candidate_count=len(state.candidates),
+    )
+    Pair.objects.bulk_create(
+        [
+            Pair(round=round, left_id=item_ids[left], right_id=item_ids[right])
+            for left, right in opening.plan.pairs
+        ]
+    )
+    campaign_topic.state = (
+        CampaignTopic.State.STAGE_1 if opening.plan.stage == 1 else CampaignTopic.State.STAGE_2
+    )
+    campaign_topic.round_number = opening.number
+    campaign_topic.save(update_fields=["state", "round_number", "updated_at"])
+    return round
+
+
+def tournament_open(*, campaign_topic: CampaignTopic) -> None:
+    """Start the topic's tournament, its bracket drawn from ``tournament_rng(seed, topic)`` over the pool in
+    stored order; a pool of 0-1 candidates finishes at once. The caller holds the topic's lock."""
+    campaign = campaign_topic.campaign
+    candidates = list(campaign_topic.candidates.order_by("position").values_list("item__docid", flat=True))
+    tournament = Tournament.start(
+        candidates,
+        k=campaign.k,
+        rng=tournament_rng(seed=campaign.seed, topic_id=campaign_topic.topic.topic_id),
+    )
+    campaign_topic.tournament_state = tournament.to_state()
+    campaign_topic.state = CampaignTopic.State.TOURNAMENT
+    campaign_topic.save(update_fields=["tournament_state", "state", "updated_at"])
+    if tournament.is_done:
+        topic_close(campaign_topic=campaign_topic, ranked=tournament.ranking())
+
+
+def topic_close(*, campaign_topic: CampaignTopic, ranked: Sequence[RankedItem]) -> None:
+    """Write the topic's final ranking (rank and wins on its candidates) and its finished state, and mark
+    the campaign done when this was its last unfinished topic. The caller holds the topic's lock; the
+    campaign row is locked before counting unfinished topics, so the last two topics finishing at once
+    cannot both miss that the campaign is complete."""
+    by_docid = {item.docid: item for item in ranked}
+    candidates = list(campaign_topic.candidates.filter(item__docid__in=by_docid).select_related("item"))
+    for candidate in candidates:
+        candidate.rank = by_docid[candidate.item.docid].rank
+        candidate.wins = by_docid[candidate.item.docid].wins
+    Candidate.objects.bulk_update(candidates, ["rank", "wins"])
+    is_trivial = campaign_topic.candidates.count() <= 1
+    campaign_topic.state = CampaignTopic.State.NOTHING_TO_JUDGE if is_trivial else CampaignTopic.State.DONE
+    campaign_topic.finished_at = timezone.now()
+    campaign_topic.assessor = None
+    campaign_topic.assessor_lease_until = None
+    campaign_topic.save(
+        update_fields=["state", "finished_at", "assessor", "assessor_lease_until", "updated_at"]
+    )
+    campaign = Campaign.objects.select_for_update().get(pk=campaign_topic.campaign_id)
+    unfinished = CampaignTopic.objects.filter(campaign=campaign).exclude(state__in=FINISHED_STATES)
+    if campaign.status == Campaign.Status.RUNNING and not unfinished.exists():
+        campaign.status = Campaign.Status.DONE
+        campaign.finished_at = timezone.now()
+        campaign.save(update_fields=["status", "finished_at"])
+        campaign_id = campaign.pk
+        transaction.on_commit(lambda: campaign_done_notify(campaign_id=campaign_id))
+
+
+def campaign_done_notify(*, campaign_id: int) -> None:
+    """Ask for the finished campaign's runs to be scored, if the metrics app's task is installed."""
+    if CAMPAIGN_DONE_TASK in current_app.tasks:
+        current_app.tasks[CAMPAIGN_DONE_TASK].delay(campaign_id)
