@@ -346,7 +346,7 @@ class Assignment(models.Model):
     provider_status = models.CharField(max_length=40, blank=True)
     # Prolific's completion code, issued only once the server has stored and checked every answer.
     completion_code = models.CharField(max_length=40, blank=True)
-    # Earned on submit (paid whether counted or not: paper, section 4.3); paid once the provider confirmed it.
+    # Earned on submit (paid whether counted or not: "Assessing top-k preferences", section 4.3); paid once the provider confirmed it.
     earned_usd = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True)
     paid_usd = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True)
     paid_at = models.DateTimeField(null=True, blank=True)

@@ -1,4 +1,4 @@
-"""Challenge questions: a candidate against a known non-relevant item (paper 000 §4.3)."""
+"""Challenge questions: a candidate against a known non-relevant item (Clarke, Vtyurina and Smucker, "Assessing top-k preferences", section 4.3)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ def challenge_pick(
     candidates: Sequence[str], nonrelevant: Sequence[str], rng: random.Random
 ) -> tuple[str, str] | None:
     """One challenge question: ``(candidate, nonrelevant_item)``, each drawn uniformly at random
-    (paper 000 §4.3: "a random passage from the candidate pool against a random non-relevant
-    passage"; pipeline.md §4.B1). The candidate is the expected winner; a worker who picks the other
+    ("Assessing top-k preferences", section 4.3: "a random passage from the candidate pool against a random non-relevant
+    passage"; docs/decisions.md "Challenges"). The candidate is the expected winner; a worker who picks the other
     side fails the challenge. ``None`` when either list is empty (the topic cannot supply challenges).
     """
     if not candidates or not nonrelevant:
@@ -31,7 +31,7 @@ def challenge_nonrelevant(
     *,
     conversation: Callable[[str], str] = conversation_of,
 ) -> list[str]:
-    """The non-relevant items to draw a topic's challenges from (pipeline.md §4.B1): the items graded
+    """The non-relevant items to draw a topic's challenges from (docs/decisions.md "Challenges"): the items graded
     0 (or below) for the topic itself; if it has none, those of the other topics of the same
     conversation that the topic itself did not grade positive; else []. Sorted, so draws are
     reproducible. ``grades`` maps topic -> docid -> grade.

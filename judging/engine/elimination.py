@@ -1,4 +1,5 @@
-"""Crowd elimination (paper 000 §4.3): stage-1 rounds that cull the pool, then an all-pairs stage 2."""
+"""Crowd elimination (Clarke, Vtyurina and Smucker, "Assessing top-k preferences",
+section 4.3): stage-1 rounds that cull the pool, then an all-pairs stage 2."""
 
 from __future__ import annotations
 
@@ -60,7 +61,7 @@ class _Tally:
 def crowd_round_plan(
     candidates: Sequence[str], *, params: CrowdParams, rng: random.Random, stage: int | None = None
 ) -> RoundPlan:
-    """Plan the next round of a topic (paper 000 §4.3).
+    """Plan the next round of a topic ("Assessing top-k preferences", section 4.3).
 
     With ``stage=None`` the size decides: stage 1 (a ``pairing_graph`` with P or P+1 opponents each)
     while |C| > F, else stage 2 (every pair once, in ``candidates`` order). ``stage=2`` forces stage 2,
@@ -90,7 +91,8 @@ def stage1_close(
     params: CrowdParams,
     round_number: int = 1,
 ) -> Stage1Result:
-    """Close a stage-1 round: count wins, cull, reinstate (paper 000 §4.3; pipeline.md §4.A1, §4.A5).
+    """Close a stage-1 round: count wins, cull, reinstate ("Assessing top-k preferences",
+    section 4.3; docs/decisions.md "Culling rule", "Reinstatement and round cap").
 
     ``outcomes`` holds one ``(winner, loser)`` per pair of the round (either orientation of the pair);
     a missing, repeated or foreign outcome raises ``ValueError``. A candidate with w wins out of n
@@ -134,7 +136,8 @@ def stage1_close(
 
 
 def stage2_rank(candidates: Sequence[str], outcomes: Iterable[Outcome], *, k: int) -> list[RankedItem]:
-    """Rank a stage-2 pool (paper 000 §4.3; pipeline.md §1.8, §4.A3, §4.A7).
+    """Rank a stage-2 pool ("Assessing top-k preferences", section 4.3; docs/decisions.md "Stage-2 ranking and
+    ties").
 
     ``outcomes`` holds one ``(winner, loser)`` for every pair of ``candidates`` (missing, repeated or
     foreign outcomes raise ``ValueError``); only these stage-2 judgments count. Score = stage-2 wins;
@@ -159,8 +162,9 @@ def stage2_rank(candidates: Sequence[str], outcomes: Iterable[Outcome], *, k: in
 def preference_values(
     graded: Mapping[str, float], ranked: Sequence[RankedItem], *, k: int, kind: str = "combined"
 ) -> dict[str, float]:
-    """One topic's preference qrels from its grades and its top-k (paper 000 §3, §5; pipeline.md §1.1,
-    §1.10, §4.A7). Only the order of values matters to the measures (Appendix A); values <= 0 are L_0.
+    """One topic's preference qrels from its grades and its top-k ("Assessing top-k preferences",
+    sections 3 and 5; docs/decisions.md "Stage-2 ranking and ties"). Only the order of values matters to
+    the measures (the paper's Appendix A); values <= 0 are L_0.
 
     - ``"combined"``: an item at rank r <= k gets 10*(k+1-r) (ranks 1..5 -> 50, 40, 30, 20, 10 with
       ties sharing a value, e.g. 31_1 -> 50, 50, 30, 30, 10, exactly as the released TREC-CAsT-2019

@@ -1,4 +1,5 @@
-"""HITs: packing open pairs into HITs and laying out one HIT (paper 000 §4.3; pipeline.md §4.B4)."""
+"""HITs: packing open pairs into HITs and laying out one HIT (Clarke, Vtyurina and Smucker, "Assessing top-k preferences",
+section 4.3; docs/decisions.md "Challenges")."""
 
 from __future__ import annotations
 

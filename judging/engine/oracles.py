@@ -45,10 +45,10 @@ class NoisyOracle:
 
     Two error models (give exactly one):
     - ``error_rate=e``: every judgment is reversed with probability e, whatever the items (the
-      "random flips" judge of shared/seeds/001, moved from binary labels to preferences as
-      measures.md §9.6 suggests).
+      "random flips" judge of Rashidi, Zobel and Moffat, "The Impact of Judgment Variability on the Consistency of Offline Effectiveness Measures",
+      moved from binary labels to preferences).
     - ``discriminability=d``: the signal-detection form of the same paper (disc = z(TPR) - z(FPR),
-      measures.md §4.2) read as a Thurstone comparison: each item is perceived at its level plus
+      after Li and Smucker) read as a Thurstone comparison: each item is perceived at its level plus
       N(0, 1/d^2) noise, so a pair whose levels differ by ``gap`` is reversed with probability
       Phi(-d * gap / sqrt(2)). Equal levels (gap 0) are a coin flip; distant levels are rarely
       confused. Levels are the ranks of the topic's distinct positive values (1 = lowest positive

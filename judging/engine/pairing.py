@@ -10,7 +10,8 @@ import networkx as nx
 
 
 def pairing_graph(candidates: Sequence[str], opponents: int, rng: random.Random) -> list[tuple[str, str]]:
-    """The pairs of one stage-1 round (paper 000 §4.3; pipeline.md §1.8 and §4.A2).
+    """The pairs of one stage-1 round (Clarke, Vtyurina and Smucker, "Assessing top-k preferences", section 4.3;
+    docs/decisions.md "Pairing graph").
 
     A random simple graph on ``candidates`` in which every candidate has ``opponents`` (P) or P+1
     opponents, with no self-pair and no pair repeated, and with as few P+1 candidates as parity allows:

@@ -26,7 +26,7 @@ class CrowdParams:
     released CAsT judgments support this, docs/decisions.md "Culling rule"), ``"strict_majority"``
     culls iff 2*wins <= opponents. ``max_rounds``: after this many stage-1 rounds the pool goes to stage 2
     whatever its size. ``reinstate``: when a round would leave fewer than k candidates, bring back the
-    best culled ones by win ratio (docs/decisions.md "Reinstatement"; the paper is silent, so ``False``
+    best culled ones by win ratio (docs/decisions.md "Reinstatement and round cap"; the paper is silent, so ``False``
     gives the paper's bare rule, under which a pool can end with fewer than k items). The paper's values are k=5, F=9, P=7.
     """
 

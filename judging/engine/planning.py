@@ -1,5 +1,6 @@
 """Planning a crowd campaign before paying for it: expected judgments, HITs, cost, and the risk that a
-consistent crowd loses a true top-k item (paper 000 §4.3; pipeline.md §4.A4 and §5)."""
+consistent crowd loses a true top-k item (Clarke, Vtyurina and Smucker, "Assessing top-k preferences",
+section 4.3)."""
 
 from __future__ import annotations
 
@@ -33,14 +34,14 @@ def plan_campaign(
 
     - ``judgments``, ``hits``, ``cost_usd``, ``rounds``: means over trials (``*_sd``: sample standard
       deviations); ``judgments_min``/``judgments_max``;
-    - ``p_miss``: the risk the paper discusses (000 §4.3): the mean over topics with a pool of the
+    - ``p_miss``: the risk the paper discusses (section 4.3): the mean over topics with a pool of the
       probability that a stage-1 culling round eliminates at least one of the true top-min(k, |C|)
       items (it "fails to win a majority of its pairings"), with its Monte-Carlo standard error
       ``p_miss_se``; ``p_miss_per_topic``; ``p_miss_any_topic``: probability that some topic has one
       culled; ``p_miss_by_rank``: for r = 1..k, the probability (over topics with |C| >= r) that the
       true r-th best is culled;
     - ``p_lost`` (with ``p_lost_se``, ``p_lost_per_topic``, ``p_lost_any_topic``, ``p_lost_by_rank``):
-      the same for the campaign's output, i.e. after reinstatement (issue 4: when fewer than k survive,
+      the same for the campaign's output, i.e. after reinstatement (docs/decisions.md "Reinstatement and round cap": when fewer than k survive,
       the best culled by win ratio come back) and stage 2: the probability that the final top-k really
       misses a true top-k item. ``p_lost <= p_miss``; they are equal when ``params.reinstate`` is False;
     - ``kth_culled_in_round1_by_opponents``: for the true k-th best of pools entering stage 1, keyed by
@@ -48,7 +49,7 @@ def plan_campaign(
       in which the culling rule removed it (``p_culled``, before reinstatement) and in which it stayed
       out (``p_lost``, after reinstatement). For |C| = 10, k = 5, P = 7 this is the setting of the
       paper's "12%" remark: with 7 opponents it is culled iff they include all of the top 4, with
-      hypergeometric probability C(5,3)/C(9,7) = 0.278 (pipeline.md §4.A4), which is ``p_miss``;
+      hypergeometric probability C(5,3)/C(9,7) = 0.278, which is ``p_miss``;
       reinstatement brings it back whenever only the top 4 survive, so ``p_lost`` is lower (about 0.11);
     - ``tournament_judgment_bound``: the dedicated tournament's bound for the same pools, for comparison.
     Only ids and counts are reported; ``trials`` must be >= 1.

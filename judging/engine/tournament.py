@@ -1,4 +1,5 @@
-"""Dedicated-assessor top-k: a single-elimination tournament with replay (paper 000 §4.2)."""
+"""Dedicated-assessor top-k: a single-elimination tournament with replay (Clarke, Vtyurina and Smucker, "Assessing top-k preferences",
+section 4.2)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ STATE_VERSION = 1
 
 
 class Tournament:
-    """Top-k by tournament selection (paper 000 §4.2; pipeline.md §1.7).
+    """Top-k by tournament selection ("Assessing top-k preferences", section 4.2).
 
     The candidates are shuffled once into a balanced knockout bracket (halves of sizes ceil(n/2) and
     floor(n/2), recursively; an odd count gives a bye). The bracket's champion is placed first; it is
@@ -146,8 +147,8 @@ class Tournament:
 
 
 def tournament_judgment_bound(pool_size: int, k: int) -> int:
-    """The paper's bound on judgments for the top-k of a pool (paper 000 §4.2, Table 2):
-    |C| + (k-1)*ceil(log2 |C|), with log base 2 (pipeline.md §4.C4); 0 for an empty pool."""
+    """The paper's bound on judgments for the top-k of a pool ("Assessing top-k preferences", section 4.2, Table 2):
+    |C| + (k-1)*ceil(log2 |C|), with log base 2 (the base that reproduces Table 2's 5,429); 0 for an empty pool."""
     if pool_size < 0 or k < 1:
         raise ValueError(f"need pool_size >= 0 and k >= 1 (got {pool_size}, {k})")
     if pool_size == 0:

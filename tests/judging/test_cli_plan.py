@@ -11,7 +11,7 @@ def _plan(capsys, *arguments):
 
 
 def test_pool_of_ten_reports_the_hypergeometric_culling_risk(capsys):
-    # pipeline.md §4.A4: 5th-best of 10 with 7 opponents each is culled with probability C(5,3)/C(9,7).
+    # "Assessing top-k preferences", section 4.3 ("12%"): 5th-best of 10 with 7 opponents each is culled with probability C(5,3)/C(9,7).
     trials = 1500
     status, stdout, _ = _plan(
         capsys, "--pool-size", "10", "-k", "5", "-F", "9", "-P", "7", "--trials", str(trials), "--seed", "5"

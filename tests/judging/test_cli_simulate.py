@@ -88,7 +88,7 @@ def test_crowd_summary_has_the_promised_fields(cast_dir, capsys):
         "topics_with_ties_at_k",
     } <= set(summary)
     assert summary["oracle_same_best"] == 173 and summary["oracle_top_k_recall"] >= 0.95
-    # issue 4: near the 14,573 judgments of the released crowd log (the plan test uses the same 5% bar)
+    # near the 14,573 judgments of the released crowd log (the plan test uses the same 5% bar)
     assert abs(summary["judgments"] - 14573) / 14573 < 0.05
     assert summary["cost_usd"] == pytest.approx(summary["hits"] * 2.40)
     assert summary["judgments"] == summary["stage1_judgments"] + summary["stage2_judgments"]

@@ -227,7 +227,7 @@ def test_a_noisy_crowd_still_finishes_and_excluded_workers_are_replaced():
 
 @pytest.mark.django_db
 def test_cast_topics_crowd_puts_the_oracles_best_first(cast_dir, tmp_path):
-    # Given three CAsT turns with the released preference qrels as a consistent crowd (issue 4 "must show")
+    # Given three CAsT turns with the released preference qrels as a consistent crowd
     topics = {"31_1", "31_2", "32_1"}
     qrels = tmp_path / "qrels.txt"
     qrels.write_text(

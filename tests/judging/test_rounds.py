@@ -139,7 +139,7 @@ def test_round_cap_sends_the_pool_to_stage_2():
 
 @pytest.mark.django_db
 def test_stage2_ranks_by_wins_and_keeps_ties_the_31_2_example():
-    # pipeline.md 1.8 (topic 31_2 of the released data): stage-2 wins 4, 3, 3, 2, 2, 1 give the combined
+    # the released TREC-CAsT-2019 preference judgments (topic 31_2): stage-2 wins 4, 3, 3, 2, 2, 1 give the combined
     # values 50, 40, 40, 20, 20 and leave the last item out of the top-5.
     beats = {
         "a": {"b", "c", "d", "e"},

@@ -220,7 +220,7 @@ def test_stage2_needs_every_pair():
 
 
 def test_combined_values_match_the_released_31_1_coding():
-    # 31_1 (pipeline.md §1.8): stage-2 wins 3, 3, 2, 2, 0 -> released values 50, 50, 30, 30, 10.
+    # 31_1 of the released TREC-CAsT-2019 preference judgments: stage-2 wins 3, 3, 2, 2, 0 -> released values 50, 50, 30, 30, 10.
     graded = {"a": 4, "b": 4, "c": 3, "d": 4, "e": 3, "f": 2, "g": 0}
     ranked = [
         RankedItem("a", 1, 3),
@@ -234,7 +234,7 @@ def test_combined_values_match_the_released_31_1_coding():
 
 
 def test_combined_values_match_the_released_31_2_coding():
-    # 31_2 (pipeline.md §1.8): stage-2 wins 4, 3, 3, 2, 2, 1 -> 50, 40, 40, 20, 20; the sixth keeps its grade.
+    # 31_2 of the released judgments: stage-2 wins 4, 3, 3, 2, 2, 1 -> 50, 40, 40, 20, 20; the sixth keeps its grade.
     outcomes = [("a", "b"), ("a", "c"), ("a", "d"), ("a", "e"), ("f", "a")]
     outcomes += [("c", "b"), ("b", "d"), ("b", "e"), ("b", "f")]
     outcomes += [("d", "c"), ("c", "e"), ("c", "f")]

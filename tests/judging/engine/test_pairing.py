@@ -72,7 +72,7 @@ def test_same_seed_same_graph_and_different_seeds_differ():
 
 def test_each_candidate_sees_a_uniformly_random_opponent_set():
     # A label-invariant generator makes a candidate's 7 opponents of 9 uniform: the chance that they
-    # include 4 given others is C(5,3)/C(9,7) = 10/36 (pipeline.md §4.A4).
+    # include 4 given others is C(5,3)/C(9,7) = 10/36 (the hypergeometric behind the paper's "12%", section 4.3).
     rng = random.Random(2)
     items = [str(i) for i in range(10)]
     trials = 3000

@@ -40,7 +40,7 @@ def test_every_pool_size_from_zero_is_acceptable():
 
 
 def test_hit_shape_and_pricing_follow_the_paper():
-    # paper 000 §4.3: 10 preferences + 3 challenges per HIT, $2.00 to the worker + $0.40 fee.
+    # "Assessing top-k preferences", section 4.3: 10 preferences + 3 challenges per HIT, $2.00 to the worker + $0.40 fee.
     assert (HitShape().preferences, HitShape().challenges) == (10, 3)
     assert Pricing().cost(1616) == Decimal("3878.40")
     with pytest.raises(ValueError, match="at least one preference"):

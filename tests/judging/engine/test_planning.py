@@ -13,7 +13,7 @@ def _within_mc_error(estimate, expected, trials):
 
 
 def test_pool_of_ten_loses_the_fifth_best_with_probability_c53_over_c97_without_reinstatement():
-    # pipeline.md §4.A4: with |C| = 10 and 7 opponents each, the 5th-best is culled iff its opponents
+    # "Assessing top-k preferences", section 4.3 ("12%"): with |C| = 10 and 7 opponents each, the 5th-best is culled iff its opponents
     # include all of the top 4: C(5,3)/C(9,7) = 0.278; the paper's bare rule never brings it back.
     plan = plan_campaign(
         {"pool": 10}, params=CrowdParams(reinstate=False), trials=TRIALS, rng=random.Random(1)

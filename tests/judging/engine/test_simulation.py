@@ -28,7 +28,7 @@ def cast(cast_dir):
 
 
 def test_cast_pools_thinned_at_k5_match_the_paper(cast):
-    # paper 000 §4.1 / data README: 2,673 candidates over 173 topics, largest 112 for 67_8.
+    # "Assessing top-k preferences", section 4.1, and the data README: 2,673 candidates over 173 topics, largest 112 for 67_8.
     _, _, pools = cast
     assert (len(pools), sum(map(len, pools.values())), len(pools["67_8"])) == (173, 2673, 112)
 
@@ -69,7 +69,7 @@ def test_cast_tournament_finds_exactly_the_oracles_top_5_within_the_bound(cast):
     for topic, pool in pools.items():
         assert [item.docid for item in result.topics[topic].ranked] == oracle.ranking(topic, pool)[:5], topic
         assert result.topics[topic].judgments <= tournament_judgment_bound(len(pool), 5)
-    # Table 2 of paper 000: 5,429 judgments for k = 5
+    # Table 2 of "Assessing top-k preferences": 5,429 judgments for k = 5
     assert result.summary()["judgment_bound"] == 5429
     assert result.judgments <= 5429
 

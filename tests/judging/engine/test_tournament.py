@@ -25,7 +25,7 @@ def _run(tournament, better):
     seed=st.integers(0, 2**32),
 )
 def test_consistent_assessor_gets_the_true_top_k_within_the_papers_bound(n, k, seed):
-    # paper 000 §4.2: at most |C| + (k-1)*ceil(log2 |C|) judgments with a consistent assessor.
+    # "Assessing top-k preferences", section 4.2: at most |C| + (k-1)*ceil(log2 |C|) judgments with a consistent assessor.
     rng = random.Random(seed)
     items = [f"d{i}" for i in range(n)]
     strength = {item: rng.random() for item in items}
@@ -114,6 +114,6 @@ def test_inconsistent_assessor_still_finishes_without_asking_a_pair_twice():
 
 
 def test_bound_reproduces_table_2_arithmetic():
-    # Table 2 / pipeline.md §3 row 4: 2,673 candidates and sum ceil(log2|C|) = 689 give 5,429 for k=5.
+    # "Assessing top-k preferences", Table 2: 2,673 candidates and sum ceil(log2|C|) = 689 give 5,429 for k=5.
     assert tournament_judgment_bound(112, 5) == 112 + 4 * 7
     assert [tournament_judgment_bound(n, 5) for n in (0, 1, 2, 3, 4, 5)] == [0, 1, 6, 11, 12, 17]
