@@ -34,6 +34,7 @@ def thin_pool(
     items' original grades, in the input's order."""
     if scheme not in SCHEMES:
         raise ValueError(f"unknown thinning scheme {scheme!r}; expected one of {', '.join(SCHEMES)}")
+    levels: dict[str, float]
     if scheme == "abc":
         levels = {docid: (2 if grade >= answer_grade else 1) for docid, grade in grades.items() if grade > 0}
     else:

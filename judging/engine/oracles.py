@@ -84,6 +84,7 @@ class NoisyOracle:
         """The probability that this oracle reverses the consistent answer for the pair."""
         if self.error_rate is not None:
             return self.error_rate
+        assert self.discriminability is not None  # exactly one model is given (checked on creation)
         levels = self._levels.get(topic_id, {})
         gap = abs(levels.get(a, 0) - levels.get(b, 0))
         return NormalDist().cdf(-self.discriminability * gap / 2**0.5)

@@ -184,9 +184,9 @@ class _ChallengeMaterial:
         ]
         if lacking:
             siblings = Q()
-            for topic_id, conversation in lacking:
-                if conversation:
-                    siblings |= Q(conversation_id=conversation)
+            for topic_id, conversation_id in lacking:
+                if conversation_id:
+                    siblings |= Q(conversation_id=conversation_id)
                 else:
                     siblings |= Q(topic_id__startswith=f"{conversation_of(topic_id)}_")
             sibling_topics = list(
@@ -194,8 +194,8 @@ class _ChallengeMaterial:
                 .filter(siblings)
                 .values_list("pk", "topic_id", "conversation_id")
             )
-            for _, topic_id, conversation in sibling_topics:
-                conversation_by_topic.setdefault(topic_id, conversation or conversation_of(topic_id))
+            for _, topic_id, conversation_id in sibling_topics:
+                conversation_by_topic.setdefault(topic_id, conversation_id or conversation_of(topic_id))
             load_grades(nonrelevant_judged.filter(topic__pk__in=[pk for pk, *_ in sibling_topics]))
         external = {pk: topic_id for pk, topic_id, _ in topics}
 

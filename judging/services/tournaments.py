@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -33,7 +33,7 @@ class TournamentQuestion:
 
 @transaction.atomic
 def tournament_next_pair(
-    *, campaign: Campaign, assessor: AbstractBaseUser, lease: timedelta = DEFAULT_LEASE
+    *, campaign: Campaign, assessor: User, lease: timedelta = DEFAULT_LEASE
 ) -> TournamentQuestion | None:
     """The next pair for ``assessor``: from the topic they hold, else from a topic nobody holds (or whose
     lease ran out), which they then hold for ``lease``. Topics are locked with ``SKIP LOCKED`` on PostgreSQL,
@@ -50,7 +50,7 @@ def tournament_next_pair(
         )
         if campaign_topic is None:
             return None
-        tournament = Tournament.from_state(campaign_topic.tournament_state)
+        tournament = _tournament_of(campaign_topic)
         pair = tournament.next_pair()
         if pair is None:
             # Only reachable for a state saved before its last judgment finished it; finish it now.
@@ -68,7 +68,7 @@ def tournament_next_pair(
 
 @transaction.atomic
 def tournament_judgment_submit(
-    *, campaign_topic: CampaignTopic, assessor: AbstractBaseUser, winner: Item, loser: Item
+    *, campaign_topic: CampaignTopic, assessor: User, winner: Item, loser: Item
 ) -> TournamentJudgment:
     """Record the assessor's preference for the pair the topic's tournament is waiting for, and finish the
     topic when that placed its k-th item. A repeated submit for a pair already judged returns the stored
@@ -95,7 +95,7 @@ def tournament_judgment_submit(
         raise TopicLeasedError(
             f"topic {campaign_topic.topic_id} is held by another assessor until {campaign_topic.assessor_lease_until}"
         )
-    tournament = Tournament.from_state(campaign_topic.tournament_state)
+    tournament = _tournament_of(campaign_topic)
     pair = tournament.next_pair()
     if pair is None or {winner.docid, loser.docid} != set(pair):
         raise TournamentPairError(
@@ -113,6 +113,13 @@ def tournament_judgment_submit(
     if tournament.is_done:
         _tournament_finish(campaign_topic=campaign_topic, tournament=tournament)
     return judgment
+
+
+def _tournament_of(campaign_topic: CampaignTopic) -> Tournament:
+    """The topic's tournament as stored; a topic in the tournament state always has one."""
+    if campaign_topic.tournament_state is None:
+        raise TournamentPairError(f"topic {campaign_topic.topic_id} has no tournament")
+    return Tournament.from_state(campaign_topic.tournament_state)
 
 
 def _tournament_finish(*, campaign_topic: CampaignTopic, tournament: Tournament) -> None:
