@@ -1,7 +1,9 @@
 """Writes and workflows of the judging app (STYLE.md: ``<entity>_<verb>``, keyword-only, atomic).
 
 - campaigns: ``campaign_create``, ``campaign_start``, ``campaign_delete``, ``campaign_advance`` (recovery sweep)
-- rounds: ``round_generate``, ``round_close_if_complete``, ``topic_finish`` (the per-topic state machine)
+- rounds: ``round_generate``, ``round_close_if_complete``, ``topic_finish`` (the engine's topic machine, stored)
+- topic_state (import from ``judging.services.topic_state``): the lock-held transitions the others share,
+  ``round_open``, ``tournament_open``, ``topic_close``, ``topic_state_load``
 - hits: ``hit_build``, ``hit_discard``, ``hit_expire``, ``hit_expire_overdue``
 - judgments: ``worker_get_or_create``, ``worker_exclude``, ``assignment_start``, ``hit_assign_next``,
   ``judgment_submit``, ``assignment_submit``

@@ -4,7 +4,6 @@ import pytest
 
 from pools import selectors, services
 from pools.models import Run
-from pools.thinning import thin_qrels
 from pools.trec import read_qrels
 from tests.pools.factories import CollectionFactory, GradedJudgmentFactory, ItemFactory, TopicFactory
 
@@ -23,14 +22,6 @@ def test_collection_qrels_round_trips_an_imported_file(tmp_path):
     assert selectors.collection_qrels(collection=other.topic.collection) == {
         other.topic.topic_id: {other.item.docid: 4.0}
     }
-
-
-def test_collection_candidate_pools_of_cast_equal_thinning_the_file(cast_dir):
-    collection = CollectionFactory(is_strict=False)
-    services.qrels_import(collection=collection, path=cast_dir / "qrels.graded.txt")
-    pools = selectors.collection_candidate_pools(collection=collection, k=5)
-    assert pools == thin_qrels(read_qrels(cast_dir / "qrels.graded.txt"), 5)
-    assert sum(len(pool) for pool in pools.values()) == 2673
 
 
 def test_collection_list_with_counts():
