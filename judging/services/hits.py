@@ -11,14 +11,16 @@ from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
-from judging.engine import challenge_nonrelevant, challenge_pick, conversation_of, hit_layout, pack_hits
+from judging.engine import (
+    challenge_nonrelevant,
+    challenge_pick,
+    conversation_of,
+    hit_layout,
+    hit_rng,
+    pack_hits,
+)
 from judging.models import Assignment, Campaign, Candidate, Hit, HitSlot, Pair
 from pools.models import GradedJudgment, Topic
-
-
-def hit_rng(*, seed: int, number: int) -> random.Random:
-    """The random source of one HIT (challenge draws, layout): a function of (seed, HIT number) only."""
-    return random.Random(f"{seed}:hit:{number}")
 
 
 @transaction.atomic

@@ -5,7 +5,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Count
 
-from judging.engine import CrowdParams, PerfectOracle, tournament_judgment_bound
+from judging.engine import DEFAULT_PARAMS, CrowdParams, PerfectOracle, tournament_judgment_bound
 from judging.models import Campaign
 from judging.selectors import campaign_judgment_counts, campaign_progress, campaign_ranked
 from judging.services import campaign_create, campaign_delete, campaign_start
@@ -32,7 +32,7 @@ class Command(BaseCommand):
             help="preference qrels the simulated workers follow (default: demo/qrels.preference.txt)",
         )
         parser.add_argument("--seed", type=int, default=1)
-        parser.add_argument("-k", type=int, default=5)
+        parser.add_argument("-k", type=int, default=DEFAULT_PARAMS.k)
         parser.add_argument("--workers", type=int, default=5)
         parser.add_argument(
             "--tournament-topic", default=None, help="topic for the tournament (default: largest pool)"
