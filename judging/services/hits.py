@@ -124,18 +124,7 @@ def assignment_expire(*, assignment: Assignment, now: datetime | None = None) ->
     goes to the next worker while the HIT's lifetime lasts, as Mechanical Turk makes an abandoned HIT
     available again; past its lifetime the HIT expires too and its pairs go back to the queue. An assignment
     not in progress, or still within its deadline, is left as it is."""
-    now = now or timezone.now()
-    hit = Hit.objects.select_for_update().get(pk=assignment.hit_id)
-    assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
-    if assignment.status != Assignment.Status.IN_PROGRESS or not assignment_is_overdue(
-        assignment=assignment, now=now
-    ):
-        return assignment
-    assignment.status = Assignment.Status.EXPIRED
-    assignment.save(update_fields=["status"])
-    if hit.status == Hit.Status.OPEN and hit_is_past_lifetime(hit=hit, now=now):
-        _hit_close(hit=hit, status=Hit.Status.EXPIRED)
-    return assignment
+    return _assignment_expire(assignment=assignment, now=now or timezone.now())[0]
 
 
 def hit_expire_overdue(*, campaign: Campaign | None = None, now: datetime | None = None) -> list[Hit]:
@@ -144,6 +133,7 @@ def hit_expire_overdue(*, campaign: Campaign | None = None, now: datetime | None
     go back to the queue. A HIT past its lifetime whose worker is within their deadline is left alone: their
     work still counts. Each change is its own transaction. Returns the HITs expired."""
     now = now or timezone.now()
+    expired: list[Hit] = []
     assignments = Assignment.objects.filter(status=Assignment.Status.IN_PROGRESS).filter(
         Q(deadline_at__lt=now) | Q(deadline_at__isnull=True)
     )
@@ -151,13 +141,20 @@ def hit_expire_overdue(*, campaign: Campaign | None = None, now: datetime | None
         assignments = assignments.filter(campaign=campaign)
     for assignment in assignments.select_related("campaign"):
         if assignment_is_overdue(assignment=assignment, now=now):
-            assignment_expire(assignment=assignment, now=now)
+            with transaction.atomic():
+                _, closed = _assignment_expire(assignment=assignment, now=now)
+            if closed is not None:
+                expired.append(closed)
     held = Assignment.objects.filter(hit=OuterRef("pk"), status=Assignment.Status.IN_PROGRESS)
     overdue = Hit.objects.filter(status=Hit.Status.OPEN, expires_at__lt=now).exclude(Exists(held))
     if campaign is not None:
         overdue = overdue.filter(campaign=campaign)
-    expired = [_hit_expire_unheld(hit=hit, now=now) for hit in overdue]
-    return [hit for hit in expired if hit is not None]
+    for hit in overdue:
+        with transaction.atomic():
+            closed = _hit_expire_unheld(hit=hit, now=now)
+        if closed is not None:
+            expired.append(closed)
+    return expired
 
 
 def hit_is_past_lifetime(*, hit: Hit, now: datetime) -> bool:
@@ -174,9 +171,24 @@ def assignment_is_overdue(*, assignment: Assignment, now: datetime) -> bool:
     return deadline <= now
 
 
-@transaction.atomic
+def _assignment_expire(*, assignment: Assignment, now: datetime) -> tuple[Assignment, Hit | None]:
+    """``assignment_expire``; also returns its HIT when that expired with it. The caller is atomic."""
+    hit = Hit.objects.select_for_update().get(pk=assignment.hit_id)
+    assignment = Assignment.objects.select_for_update().select_related("campaign").get(pk=assignment.pk)
+    if assignment.status != Assignment.Status.IN_PROGRESS or not assignment_is_overdue(
+        assignment=assignment, now=now
+    ):
+        return assignment, None
+    assignment.status = Assignment.Status.EXPIRED
+    assignment.save(update_fields=["status"])
+    if hit.status == Hit.Status.OPEN and hit_is_past_lifetime(hit=hit, now=now):
+        return assignment, _hit_close(hit=hit, status=Hit.Status.EXPIRED)
+    return assignment, None
+
+
 def _hit_expire_unheld(*, hit: Hit, now: datetime) -> Hit | None:
-    """Expire an open HIT past its lifetime unless a worker holds it (checked under the HIT's lock)."""
+    """Expire an open HIT past its lifetime unless a worker holds it (checked under the HIT's lock); the
+    caller is atomic."""
     hit = Hit.objects.select_for_update().get(pk=hit.pk)
     if hit.status != Hit.Status.OPEN or not hit_is_past_lifetime(hit=hit, now=now):
         return None
