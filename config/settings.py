@@ -1,6 +1,6 @@
 """Settings, read from the environment (django-environ).
 
-Documented environment: ``DJANGO_ENV`` (``development`` or ``production``), ``DJANGO_SECRET_KEY``,
+Documented environment: ``DJANGO_ENV`` (``development``, ``production`` or ``test``), ``DJANGO_SECRET_KEY``,
 ``DJANGO_ALLOWED_HOSTS``, ``DATABASE_URL`` and ``REDIS_URL``. With none of them set, toppref runs on a
 SQLite file in the project folder and executes Celery tasks in-process, so a newcomer needs nothing installed.
 """
@@ -8,23 +8,36 @@ SQLite file in the project folder and executes Celery tasks in-process, so a new
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
 
+# Exactly these values: a mistyped one ("prod", "Production") must stop the start, never run with the
+# development settings (DEBUG and a published key) where production was meant.
+DJANGO_ENVIRONMENTS = ("development", "production", "test")
 DJANGO_ENV = env("DJANGO_ENV", default="development")
+if DJANGO_ENV not in DJANGO_ENVIRONMENTS:
+    raise ImproperlyConfigured(
+        f"DJANGO_ENV={DJANGO_ENV!r} is not a known environment; use one of {', '.join(DJANGO_ENVIRONMENTS)}"
+    )
 IS_PRODUCTION = DJANGO_ENV == "production"
+DEVELOPMENT_SECRET_KEY = "django-insecure-toppref-development-key-never-use-in-production"
 
 if IS_PRODUCTION:
-    SECRET_KEY = env("DJANGO_SECRET_KEY")
+    SECRET_KEY = env("DJANGO_SECRET_KEY", default="")
+    if not SECRET_KEY.strip() or SECRET_KEY == DEVELOPMENT_SECRET_KEY:
+        raise ImproperlyConfigured(
+            "DJANGO_ENV=production needs DJANGO_SECRET_KEY set to a secret of your own (there is no built-in"
+            " key in production)"
+        )
     DEBUG = env.bool("DJANGO_DEBUG", default=False)
     ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS")
 else:
-    SECRET_KEY = env(
-        "DJANGO_SECRET_KEY", default="django-insecure-toppref-development-key-never-use-in-production"
-    )
-    DEBUG = env.bool("DJANGO_DEBUG", default=True)
+    SECRET_KEY = env("DJANGO_SECRET_KEY", default=DEVELOPMENT_SECRET_KEY)
+    # "test" is the development settings without DEBUG (Django's test runner turns it off anyway).
+    DEBUG = env.bool("DJANGO_DEBUG", default=DJANGO_ENV == "development")
     ALLOWED_HOSTS = env.list(
         "DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]", "testserver"]
     )

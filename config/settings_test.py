@@ -1,9 +1,21 @@
 """Test settings: the same as ``config.settings`` (so PostgreSQL when DATABASE_URL is set, SQLite otherwise),
 with fast password hashing, in-process Celery and a private media folder."""
 
+import os
 import tempfile
 
-from config.settings import *  # noqa: F403
+# The test environment whatever the shell says (a DJANGO_ENV=production left in it must not make the suite
+# need production secrets); the shell's value is put back for the subprocesses that tests start, and the
+# production settings are tested in such subprocesses (tests/config/test_deploy.py).
+_shell_django_env = os.environ.get("DJANGO_ENV")
+os.environ["DJANGO_ENV"] = "test"
+try:
+    from config.settings import *  # noqa: F403
+finally:
+    if _shell_django_env is None:
+        del os.environ["DJANGO_ENV"]
+    else:
+        os.environ["DJANGO_ENV"] = _shell_django_env
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Tests call services directly; a task enqueued on commit runs in-process. The one test that needs a real
