@@ -68,6 +68,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # The periodic sweep where there is no celery beat (no REDIS_URL): see TOPPREF_SWEEP_SECONDS below.
+    "judging.middleware.SweepMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -166,12 +168,15 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = TIME_ZONE
-# Run by `celery beat` (docker-compose's beat service): expired HITs go back to the queue, and a sweep redoes
+# Run by `celery beat` (docker-compose's beat service): overdue assignments and HITs expire, and a sweep redoes
 # whatever a lost task left undone. Both are idempotent.
 CELERY_BEAT_SCHEDULE = {
     "hit-expire-overdue": {"task": "judging.tasks.hit_expire_overdue_task", "schedule": 60.0},
     "campaign-advance-running": {"task": "judging.tasks.campaign_advance_running_task", "schedule": 300.0},
 }
+# Without Redis there is no beat: the web process runs the same sweep on a request at most every this many
+# seconds (judging.middleware.SweepMiddleware); 0 turns it off. With Redis, beat does it (default 0).
+TOPPREF_SWEEP_SECONDS = env.float("TOPPREF_SWEEP_SECONDS", default=0.0 if REDIS_URL else 60.0)
 
 LOGGING = {
     "version": 1,

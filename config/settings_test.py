@@ -22,5 +22,7 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # worker (tests/judging/test_celery_worker.py) starts its own process against REDIS_URL.
 CELERY_TASK_ALWAYS_EAGER = True
 CELERY_BROKER_URL = "memory://localhost/"
+# No sweep on test requests (it would add queries to every page test); tests/judging/test_sweep.py drives it.
+TOPPREF_SWEEP_SECONDS = 0
 MEDIA_ROOT = tempfile.mkdtemp(prefix="toppref-test-media-")
 STORAGES["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}  # noqa: F405
