@@ -174,7 +174,9 @@ def assignment_is_overdue(*, assignment: Assignment, now: datetime) -> bool:
 def _assignment_expire(*, assignment: Assignment, now: datetime) -> tuple[Assignment, Hit | None]:
     """``assignment_expire``; also returns its HIT when that expired with it. The caller is atomic."""
     hit = Hit.objects.select_for_update().get(pk=assignment.hit_id)
-    assignment = Assignment.objects.select_for_update().select_related("campaign").get(pk=assignment.pk)
+    assignment = (
+        Assignment.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=assignment.pk)
+    )
     if assignment.status != Assignment.Status.IN_PROGRESS or not assignment_is_overdue(
         assignment=assignment, now=now
     ):

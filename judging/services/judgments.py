@@ -267,15 +267,18 @@ def _lock_worker_hit_and_assignment(assignment: Assignment) -> tuple[Hit, Assign
     """Lock the worker, the HIT, then the assignment: the order every writer of them follows
     (``hit_assign_next`` and ``assignment_start`` lock the worker first; ``hit_expire``, ``hit_discard`` and
     ``assignment_expire`` lock the HIT before its assignments), so they cannot deadlock."""
-    Worker.objects.select_for_update().filter(pk=assignment.worker_id).values_list("pk").first()
+    worker = Worker.objects.select_for_update().get(pk=assignment.worker_id)
     hit = Hit.objects.select_for_update().get(pk=assignment.hit_id)
-    assignment = Assignment.objects.select_for_update().select_related("campaign").get(pk=assignment.pk)
+    assignment = (
+        Assignment.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=assignment.pk)
+    )
+    assignment.worker = worker
     return hit, assignment
 
 
 def _assignment_complete(*, assignment: Assignment, hit: Hit) -> None:
     """Check a fully answered assignment against its challenges and count or discard it; the caller is
-    atomic and holds the locks of the worker, the HIT and the assignment.
+    atomic and holds the locks of the worker (``assignment.worker``), the HIT and the assignment.
 
     The worker earns the HIT's reward either way ("Assessing top-k preferences", section 4.3: workers failing
     a challenge "were paid but excluded"). ``paid_usd`` records money actually paid: with the ``local``
@@ -291,7 +294,7 @@ def _assignment_complete(*, assignment: Assignment, hit: Hit) -> None:
         )
     )
     failed = sum(1 for is_challenge, expected, _, winner in answers if is_challenge and winner != expected)
-    worker = Worker.objects.select_for_update().get(pk=assignment.worker_id)
+    worker = assignment.worker
     if failed:
         _worker_exclude(worker=worker, reason=f"failed {failed} challenge(s) in HIT {hit.pk}")
     assignment.submitted_at = now
