@@ -14,6 +14,23 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
 
+
+def env_number(name: str, *, default: float, cast: type = int) -> float:
+    """A non-negative finite number from the environment, or ImproperlyConfigured naming the variable (never a
+    bare ValueError traceback, never NaN)."""
+    raw = env.str(name, default=None)
+    if raw is None:
+        return default
+    try:
+        value = cast(raw)
+    except ValueError:
+        value = None
+    if value is None or not 0 <= value < float("inf"):
+        kind = "a whole number" if cast is int else "a number"
+        raise ImproperlyConfigured(f"{name}={raw!r} is not {kind} from 0 up")
+    return value
+
+
 # Exactly these values: a mistyped one ("prod", "Production") must stop the start, never run with the
 # development settings (DEBUG and a published key) where production was meant.
 DJANGO_ENVIRONMENTS = ("development", "production", "test")
@@ -99,7 +116,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         {"transaction_mode": "IMMEDIATE", "timeout": 30, "init_command": "PRAGMA journal_mode=WAL;"}
     )
 else:
-    DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
+    DATABASES["default"]["CONN_MAX_AGE"] = env_number("DATABASE_CONN_MAX_AGE", default=60)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -176,7 +193,7 @@ CELERY_BEAT_SCHEDULE = {
 }
 # Without Redis there is no beat: the web process runs the same sweep on a request at most every this many
 # seconds (judging.middleware.SweepMiddleware); 0 turns it off. With Redis, beat does it (default 0).
-TOPPREF_SWEEP_SECONDS = env.float("TOPPREF_SWEEP_SECONDS", default=0.0 if REDIS_URL else 60.0)
+TOPPREF_SWEEP_SECONDS = env_number("TOPPREF_SWEEP_SECONDS", default=0.0 if REDIS_URL else 60.0, cast=float)
 
 LOGGING = {
     "version": 1,
@@ -192,7 +209,7 @@ if IS_PRODUCTION:
     SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=True)
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
-    SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=31536000)
+    SECURE_HSTS_SECONDS = env_number("DJANGO_SECURE_HSTS_SECONDS", default=31536000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
     SECURE_CONTENT_TYPE_NOSNIFF = True

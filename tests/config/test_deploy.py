@@ -146,3 +146,20 @@ def test_the_known_environments_start(value, debug):
     )
 
     assert result.stdout.split() == [value or "development", debug], result.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("TOPPREF_SWEEP_SECONDS", "abc"),
+        ("TOPPREF_SWEEP_SECONDS", "nan"),
+        ("TOPPREF_SWEEP_SECONDS", "-1"),
+        ("DJANGO_SECURE_HSTS_SECONDS", "1.5"),
+    ],
+)
+def test_a_numeric_setting_that_is_not_a_number_stops_the_start_naming_the_variable(name, value):
+    result = _manage_check(_production_env(**{name: value}))
+
+    assert result.returncode != 0
+    last_line = result.stderr.strip().splitlines()[-1]
+    assert "ImproperlyConfigured" in last_line and f"{name}={value!r}" in last_line
