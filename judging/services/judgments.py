@@ -10,7 +10,7 @@ worker's lock is what keeps one assignment in progress per worker and campaign (
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q
@@ -20,6 +20,7 @@ from judging.models import Assignment, Campaign, Hit, HitSlot, Judgment, Pair, W
 from judging.services.errors import (
     AssignmentClosedError,
     AssignmentOverdueError,
+    CampaignConfigError,
     HitLifetimeOverError,
     HitNotOpenError,
     HitTakenError,
@@ -152,7 +153,12 @@ def _assignment_in_progress(*, worker: Worker, campaign: Campaign, now: datetime
 def _assignment_create(*, hit: Hit, worker: Worker, campaign: Campaign, now: datetime) -> Assignment:
     """Create the worker's assignment on a locked HIT. Should a writer that does not take the worker's lock
     race this one, the partial unique constraint refuses the second assignment: the worker's assignment in
-    progress is returned instead of an IntegrityError."""
+    progress is returned instead of an IntegrityError. A campaign whose ``assignment_duration`` is not
+    positive would hand out HITs nobody can finish: ``CampaignConfigError``."""
+    if campaign.assignment_duration <= timedelta(0):
+        raise CampaignConfigError(
+            f"campaign {campaign.name!r}: assignment_duration must be positive, not {campaign.assignment_duration}"
+        )
     try:
         with transaction.atomic():
             return Assignment.objects.create(

@@ -14,6 +14,7 @@ from django.utils import timezone
 from judging.models import Assignment, Campaign, Hit, HitSlot, Judgment, Pair, TournamentJudgment
 from judging.services import (
     AssignmentOverdueError,
+    CampaignConfigError,
     HitLifetimeOverError,
     InvalidTimingError,
     WorkerBusyError,
@@ -104,6 +105,19 @@ def test_a_hit_past_its_lifetime_is_not_handed_out_even_before_the_sweep():
 
     assert given.hit_id == second.pk
     assert assignment_rows() == before
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("duration", [timedelta(0), -timedelta(minutes=1)])
+def test_a_campaign_whose_assignments_could_never_be_finished_hands_out_nothing(duration):
+    campaign = crowd_campaign(assignment_duration=duration)
+
+    with pytest.raises(CampaignConfigError, match="assignment_duration must be positive"):
+        hit_assign_next(campaign=campaign, worker=WorkerFactory())
+    with pytest.raises(CampaignConfigError):
+        assignment_start(hit=hits_of(campaign)[0], worker=WorkerFactory())
+
+    assert Assignment.objects.count() == 0
 
 
 @pytest.mark.django_db
