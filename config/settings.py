@@ -1,6 +1,6 @@
 """Settings, read from the environment (django-environ).
 
-Documented environment: ``DJANGO_ENV`` (``development`` or ``production``), ``DJANGO_SECRET_KEY``,
+Documented environment: ``DJANGO_ENV`` (``development``, ``production`` or ``test``), ``DJANGO_SECRET_KEY``,
 ``DJANGO_ALLOWED_HOSTS``, ``DATABASE_URL`` and ``REDIS_URL``. With none of them set, toppref runs on a
 SQLite file in the project folder and executes Celery tasks in-process, so a newcomer needs nothing installed.
 """
@@ -8,23 +8,53 @@ SQLite file in the project folder and executes Celery tasks in-process, so a new
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
 
+
+def env_number(name: str, *, default: float, cast: type = int) -> float:
+    """A non-negative finite number from the environment, or ImproperlyConfigured naming the variable (never a
+    bare ValueError traceback, never NaN)."""
+    raw = env.str(name, default=None)
+    if raw is None:
+        return default
+    try:
+        value = cast(raw)
+    except ValueError:
+        value = None
+    if value is None or not 0 <= value < float("inf"):
+        kind = "a whole number" if cast is int else "a number"
+        raise ImproperlyConfigured(f"{name}={raw!r} is not {kind} from 0 up")
+    return value
+
+
+# Exactly these values: a mistyped one ("prod", "Production") must stop the start, never run with the
+# development settings (DEBUG and a published key) where production was meant.
+DJANGO_ENVIRONMENTS = ("development", "production", "test")
 DJANGO_ENV = env("DJANGO_ENV", default="development")
+if DJANGO_ENV not in DJANGO_ENVIRONMENTS:
+    raise ImproperlyConfigured(
+        f"DJANGO_ENV={DJANGO_ENV!r} is not a known environment; use one of {', '.join(DJANGO_ENVIRONMENTS)}"
+    )
 IS_PRODUCTION = DJANGO_ENV == "production"
+DEVELOPMENT_SECRET_KEY = "django-insecure-toppref-development-key-never-use-in-production"
 
 if IS_PRODUCTION:
-    SECRET_KEY = env("DJANGO_SECRET_KEY")
+    SECRET_KEY = env("DJANGO_SECRET_KEY", default="")
+    if not SECRET_KEY.strip() or SECRET_KEY == DEVELOPMENT_SECRET_KEY:
+        raise ImproperlyConfigured(
+            "DJANGO_ENV=production needs DJANGO_SECRET_KEY set to a secret of your own (there is no built-in"
+            " key in production)"
+        )
     DEBUG = env.bool("DJANGO_DEBUG", default=False)
     ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS")
 else:
-    SECRET_KEY = env(
-        "DJANGO_SECRET_KEY", default="django-insecure-toppref-development-key-never-use-in-production"
-    )
-    DEBUG = env.bool("DJANGO_DEBUG", default=True)
+    SECRET_KEY = env("DJANGO_SECRET_KEY", default=DEVELOPMENT_SECRET_KEY)
+    # "test" is the development settings without DEBUG (Django's test runner turns it off anyway).
+    DEBUG = env.bool("DJANGO_DEBUG", default=DJANGO_ENV == "development")
     ALLOWED_HOSTS = env.list(
         "DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]", "testserver"]
     )
@@ -55,6 +85,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # The periodic sweep where there is no celery beat (no REDIS_URL): see TOPPREF_SWEEP_SECONDS below.
+    "judging.middleware.SweepMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -84,7 +116,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         {"transaction_mode": "IMMEDIATE", "timeout": 30, "init_command": "PRAGMA journal_mode=WAL;"}
     )
 else:
-    DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
+    DATABASES["default"]["CONN_MAX_AGE"] = env_number("DATABASE_CONN_MAX_AGE", default=60)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -153,12 +185,15 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = TIME_ZONE
-# Run by `celery beat` (docker-compose's beat service): expired HITs go back to the queue, and a sweep redoes
+# Run by `celery beat` (docker-compose's beat service): overdue assignments and HITs expire, and a sweep redoes
 # whatever a lost task left undone. Both are idempotent.
 CELERY_BEAT_SCHEDULE = {
     "hit-expire-overdue": {"task": "judging.tasks.hit_expire_overdue_task", "schedule": 60.0},
     "campaign-advance-running": {"task": "judging.tasks.campaign_advance_running_task", "schedule": 300.0},
 }
+# Without Redis there is no beat: the web process runs the same sweep on a request at most every this many
+# seconds (judging.middleware.SweepMiddleware); 0 turns it off. With Redis, beat does it (default 0).
+TOPPREF_SWEEP_SECONDS = env_number("TOPPREF_SWEEP_SECONDS", default=0.0 if REDIS_URL else 60.0, cast=float)
 
 LOGGING = {
     "version": 1,
@@ -174,7 +209,7 @@ if IS_PRODUCTION:
     SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=True)
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
-    SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=31536000)
+    SECURE_HSTS_SECONDS = env_number("DJANGO_SECURE_HSTS_SECONDS", default=31536000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
     SECURE_CONTENT_TYPE_NOSNIFF = True

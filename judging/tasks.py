@@ -59,7 +59,8 @@ def round_close_if_complete_task(round_id: int) -> None:
 
 @shared_task(**TASK_OPTIONS)
 def hit_expire_overdue_task() -> None:
-    """Expire open HITs past their deadline and requeue their pairs (run it periodically, e.g. celery beat)."""
+    """The overdue sweep: expire assignments past their deadline and unheld HITs past their lifetime, and
+    requeue their pairs (run periodically by celery beat)."""
     from judging.services.hits import hit_expire_overdue
 
     hit_expire_overdue()

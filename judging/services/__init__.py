@@ -4,7 +4,8 @@
 - rounds: ``round_generate``, ``round_close_if_complete``, ``topic_finish`` (the engine's topic machine, stored)
 - topic_state (import from ``judging.services.topic_state``): the lock-held transitions the others share,
   ``round_open``, ``tournament_open``, ``topic_close``, ``topic_state_load``
-- hits: ``hit_build``, ``hit_discard``, ``hit_expire``, ``hit_expire_overdue``
+- hits: ``hit_build``, ``hit_discard``, ``hit_expire``, ``assignment_expire``, ``hit_expire_overdue`` (the
+  overdue sweep)
 - judgments: ``worker_get_or_create``, ``worker_exclude``, ``assignment_start``, ``hit_assign_next``,
   ``judgment_submit``, ``assignment_submit``
 - tournaments: ``tournament_next_pair``, ``tournament_judgment_submit``
@@ -15,18 +16,22 @@
 from judging.services.campaigns import campaign_advance, campaign_create, campaign_delete, campaign_start
 from judging.services.errors import (
     AssignmentClosedError,
+    AssignmentOverdueError,
     CampaignConfigError,
     CampaignStateError,
+    HitLifetimeOverError,
     HitNotOpenError,
     HitTakenError,
+    InvalidTimingError,
     InvalidWinnerError,
     JudgingError,
     SlotMismatchError,
     TopicLeasedError,
     TournamentPairError,
+    WorkerBusyError,
     WorkerExcludedError,
 )
-from judging.services.hits import hit_build, hit_discard, hit_expire, hit_expire_overdue
+from judging.services.hits import assignment_expire, hit_build, hit_discard, hit_expire, hit_expire_overdue
 from judging.services.judgments import (
     assignment_start,
     assignment_submit,
@@ -40,17 +45,22 @@ from judging.services.tournaments import TournamentQuestion, tournament_judgment
 
 __all__ = [
     "AssignmentClosedError",
+    "AssignmentOverdueError",
     "CampaignConfigError",
     "CampaignStateError",
+    "HitLifetimeOverError",
     "HitNotOpenError",
     "HitTakenError",
+    "InvalidTimingError",
     "InvalidWinnerError",
     "JudgingError",
     "SlotMismatchError",
     "TopicLeasedError",
     "TournamentPairError",
     "TournamentQuestion",
+    "WorkerBusyError",
     "WorkerExcludedError",
+    "assignment_expire",
     "assignment_start",
     "assignment_submit",
     "campaign_advance",

@@ -53,3 +53,52 @@ class TournamentPairError(JudgingError, ValueError):
 
 class TopicLeasedError(JudgingError):
     """Another dedicated assessor holds the topic."""
+
+
+class HitLifetimeOverError(HitNotOpenError):
+    """The HIT is past its lifetime (``Hit.expires_at``): it is no longer handed out, even before the overdue
+    sweep marks it expired."""
+
+    def __init__(self, *, hit_id: int) -> None:
+        JudgingError.__init__(self, f"HIT {hit_id} is past its lifetime and is no longer handed out")
+        self.hit_id, self.status = hit_id, "expired"
+
+
+class WorkerBusyError(JudgingError):
+    """The worker already holds an assignment in progress in this campaign (one at a time, so a double click
+    or a retry never hoards HITs)."""
+
+    def __init__(self, *, worker_id: int, assignment_id: int, hit_id: int) -> None:
+        super().__init__(
+            f"worker {worker_id} already holds assignment {assignment_id} (HIT {hit_id}) in this campaign;"
+            " submit it or let it expire first"
+        )
+        self.worker_id, self.assignment_id, self.hit_id = worker_id, assignment_id, hit_id
+
+
+class AssignmentOverdueError(AssignmentClosedError):
+    """The assignment's duration is over (``Assignment.deadline_at`` passed): its work is no longer accepted.
+    Nothing is changed; the overdue sweep expires it and gives its HIT to another worker."""
+
+    def __init__(self, *, assignment_id: int) -> None:
+        JudgingError.__init__(
+            self, f"assignment {assignment_id} is past its deadline; it takes no more judgments"
+        )
+        self.assignment_id, self.status = assignment_id, "expired"
+
+
+class InvalidTimingError(JudgingError, ValueError):
+    """A judgment's ``milliseconds`` is not a whole number of milliseconds from 0 to 2**31 - 1 (the range of
+    the PositiveIntegerField on PostgreSQL, checked here so that SQLite refuses the same values)."""
+
+    MAX_MILLISECONDS = 2**31 - 1
+
+    @classmethod
+    def check(cls, milliseconds: object, *, what: str) -> None:
+        """Raise unless ``milliseconds`` is None or a whole number in range; ``what`` names the judged thing."""
+        if milliseconds is None:
+            return
+        if isinstance(milliseconds, bool) or not isinstance(milliseconds, int):
+            raise cls(f"{what}: milliseconds must be a whole number, not {milliseconds!r}")
+        if not 0 <= milliseconds <= cls.MAX_MILLISECONDS:
+            raise cls(f"{what}: milliseconds must be from 0 to {cls.MAX_MILLISECONDS}, not {milliseconds}")

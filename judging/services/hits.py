@@ -1,5 +1,11 @@
-"""HITs: packing queued pairs of any topics into HITs with challenges, and putting the pairs of discarded
-or expired HITs back in the queue (paper 000 section 4.3; issue 4 items 6 and 7)."""
+"""HITs: packing queued pairs of any topics into HITs with challenges, putting the pairs of discarded or
+expired HITs back in the queue ("Assessing top-k preferences", section 4.3), and the overdue sweep.
+
+Two clocks, as on Mechanical Turk (``LifetimeInSeconds`` beside ``AssignmentDurationInSeconds``): a HIT's
+lifetime (``Hit.expires_at``) bounds how long it can be *found and taken*; once a worker takes it, their
+assignment has its own deadline (``Assignment.deadline_at``), and work submitted before that deadline counts
+even if the HIT's lifetime ran out meanwhile (docs/decisions.md, "Two clocks for a HIT").
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,7 @@ from collections import defaultdict
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import Max, Q
+from django.db.models import Exists, Max, OuterRef, Q
 from django.utils import timezone
 
 from judging.engine import (
@@ -100,30 +106,105 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
 
 @transaction.atomic
 def hit_discard(*, hit: Hit) -> Hit:
-    """Discard an open HIT (e.g. a broken one, from the admin): an assignment in progress is discarded, its
-    unjudged pairs go back to the queue and HIT building is queued. A HIT no longer open is left as it is.
-    (A HIT failing a challenge is discarded on submit, see ``assignment_submit``.)"""
+    """Discard an open HIT (a broken one from the admin, or one whose worker failed a challenge on submit):
+    an assignment still in progress is discarded, the unjudged pairs go back to the queue and HIT building is
+    queued. A HIT no longer open is left as it is."""
     return _hit_close(hit=hit, status=Hit.Status.DISCARDED)
 
 
 @transaction.atomic
 def hit_expire(*, hit: Hit) -> Hit:
-    """Expire an open HIT (not submitted in time): its assignment expires, its pairs go back to the queue and
-    HIT building is queued. A HIT that is no longer open is left as it is."""
+    """Expire an open HIT: an assignment still in progress expires (unpaid), the pairs go back to the queue
+    and HIT building is queued. A HIT that is no longer open is left as it is. (The overdue sweep,
+    ``hit_expire_overdue``, never expires a HIT whose worker is still within their deadline.)"""
     return _hit_close(hit=hit, status=Hit.Status.EXPIRED)
 
 
+@transaction.atomic
+def assignment_expire(*, assignment: Assignment, now: datetime | None = None) -> Assignment:
+    """Expire an assignment in progress whose deadline has passed (unpaid; its answers do not count). Its HIT
+    goes to the next worker while the HIT's lifetime lasts, as Mechanical Turk makes an abandoned HIT
+    available again; past its lifetime the HIT expires too and its pairs go back to the queue. An assignment
+    not in progress, or still within its deadline, is left as it is."""
+    return _assignment_expire(assignment=assignment, now=now or timezone.now())[0]
+
+
 def hit_expire_overdue(*, campaign: Campaign | None = None, now: datetime | None = None) -> list[Hit]:
-    """Expire every open HIT past its ``expires_at`` (of one campaign, or all); each in its own transaction."""
+    """The overdue sweep (of one campaign, or all): every assignment in progress past its deadline expires
+    (``assignment_expire``), then every open HIT past its lifetime that no worker holds expires and its pairs
+    go back to the queue. A HIT past its lifetime whose worker is within their deadline is left alone: their
+    work still counts. Each change is its own transaction. Returns the HITs expired."""
     now = now or timezone.now()
-    overdue = Hit.objects.filter(status=Hit.Status.OPEN, expires_at__lt=now)
+    expired: list[Hit] = []
+    assignments = Assignment.objects.filter(status=Assignment.Status.IN_PROGRESS).filter(
+        Q(deadline_at__lt=now) | Q(deadline_at__isnull=True)
+    )
+    if campaign is not None:
+        assignments = assignments.filter(campaign=campaign)
+    for assignment in assignments.select_related("campaign"):
+        if assignment_is_overdue(assignment=assignment, now=now):
+            with transaction.atomic():
+                _, closed = _assignment_expire(assignment=assignment, now=now)
+            if closed is not None:
+                expired.append(closed)
+    held = Assignment.objects.filter(hit=OuterRef("pk"), status=Assignment.Status.IN_PROGRESS)
+    overdue = Hit.objects.filter(status=Hit.Status.OPEN, expires_at__lt=now).exclude(Exists(held))
     if campaign is not None:
         overdue = overdue.filter(campaign=campaign)
-    return [hit_expire(hit=hit) for hit in overdue]
+    for hit in overdue:
+        with transaction.atomic():
+            closed = _hit_expire_unheld(hit=hit, now=now)
+        if closed is not None:
+            expired.append(closed)
+    return expired
+
+
+def hit_is_past_lifetime(*, hit: Hit, now: datetime) -> bool:
+    """Whether the HIT can no longer be taken: its lifetime (``expires_at``) is over."""
+    return hit.expires_at is not None and hit.expires_at <= now
+
+
+def assignment_is_overdue(*, assignment: Assignment, now: datetime) -> bool:
+    """Whether the assignment's time is up. An assignment made before deadlines were stored counts from its
+    start with the campaign's ``assignment_duration``."""
+    deadline = assignment.deadline_at
+    if deadline is None:
+        deadline = assignment.started_at + assignment.campaign.assignment_duration
+    return deadline <= now
+
+
+def _assignment_expire(*, assignment: Assignment, now: datetime) -> tuple[Assignment, Hit | None]:
+    """``assignment_expire``; also returns its HIT when that expired with it. The caller is atomic."""
+    hit = Hit.objects.select_for_update().get(pk=assignment.hit_id)
+    assignment = (
+        Assignment.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=assignment.pk)
+    )
+    if assignment.status != Assignment.Status.IN_PROGRESS or not assignment_is_overdue(
+        assignment=assignment, now=now
+    ):
+        return assignment, None
+    assignment.status = Assignment.Status.EXPIRED
+    assignment.save(update_fields=["status"])
+    if hit.status == Hit.Status.OPEN and hit_is_past_lifetime(hit=hit, now=now):
+        return assignment, _hit_close(hit=hit, status=Hit.Status.EXPIRED)
+    return assignment, None
+
+
+def _hit_expire_unheld(*, hit: Hit, now: datetime) -> Hit | None:
+    """Expire an open HIT past its lifetime unless a worker holds it (checked under the HIT's lock); the
+    caller is atomic."""
+    hit = Hit.objects.select_for_update().get(pk=hit.pk)
+    if hit.status != Hit.Status.OPEN or not hit_is_past_lifetime(hit=hit, now=now):
+        return None
+    if hit.assignments.filter(status=Assignment.Status.IN_PROGRESS).exists():
+        return None
+    return _hit_close(hit=hit, status=Hit.Status.EXPIRED)
 
 
 def _hit_close(*, hit: Hit, status: str) -> Hit:
-    """Close an open HIT as discarded or expired and requeue its pairs; the caller is atomic."""
+    """Close an open HIT as discarded or expired: the one place that ends a HIT without counting it. An
+    assignment still in progress gets the same fate, the unjudged pairs go back to the queue and HIT building
+    is queued after commit. The caller is atomic."""
     from judging.tasks import hit_build_task
 
     hit = Hit.objects.select_for_update().get(pk=hit.pk)
@@ -177,7 +258,7 @@ class _ChallengeMaterial:
         )
         topics = list(Topic.objects.filter(pk__in=topic_pks).values_list("pk", "topic_id", "conversation_id"))
         load_grades(nonrelevant_judged.filter(topic__pk__in=topic_pks))
-        # The conversation fallback only for topics without a grade-0 item of their own (pipeline.md 4.B1).
+        # The conversation fallback only for topics without a grade-0 item of their own (docs/decisions.md).
         conversation_by_topic = {
             topic_id: conversation or conversation_of(topic_id) for _, topic_id, conversation in topics
         }

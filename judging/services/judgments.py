@@ -1,24 +1,40 @@
 """Crowd work: workers take HITs, submit judgments; a complete assignment is checked against its challenges
-and then either counted (pairs get their winner, rounds may close) or discarded (paper 000 section 4.3:
-"HITs by workers failing a challenge question were discarded; these workers were paid but excluded")."""
+and then either counted (pairs get their winner, rounds may close) or discarded ("Assessing top-k
+preferences", section 4.3: "HITs by workers failing a challenge question were discarded; these workers were
+paid but excluded").
+
+Locks are taken in one order everywhere, worker, then HIT, then assignment, so no two services deadlock; the
+worker's lock is what keeps one assignment in progress per worker and campaign (the partial unique constraint
+``one_assignment_in_progress_per_worker_campaign`` is the database's backstop)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 
-from django.db import transaction
-from django.db.models import Exists, OuterRef
+from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from judging.models import Assignment, Campaign, Hit, HitSlot, Judgment, Pair, Worker
 from judging.services.errors import (
     AssignmentClosedError,
+    AssignmentOverdueError,
+    CampaignConfigError,
+    HitLifetimeOverError,
     HitNotOpenError,
     HitTakenError,
+    InvalidTimingError,
     InvalidWinnerError,
     SlotMismatchError,
+    WorkerBusyError,
     WorkerExcludedError,
+)
+from judging.services.hits import (
+    assignment_expire,
+    assignment_is_overdue,
+    hit_discard,
+    hit_is_past_lifetime,
 )
 
 LIVE_ASSIGNMENT_STATES = (Assignment.Status.IN_PROGRESS, Assignment.Status.ACCEPTED)
@@ -50,41 +66,61 @@ def _worker_exclude(*, worker: Worker, reason: str) -> None:
 
 @transaction.atomic
 def assignment_start(*, hit: Hit, worker: Worker) -> Assignment:
-    """Give an open HIT to a worker. The same worker asking again gets the same assignment; another worker
-    gets ``HitTakenError``; an excluded worker ``WorkerExcludedError``; a closed HIT ``HitNotOpenError``."""
+    """Give an open HIT to a worker (the HIT a provider's worker accepted, or one picked from a list); the
+    assignment's clock starts now: ``deadline_at`` is now plus the campaign's ``assignment_duration``.
+
+    The same worker asking again gets the same assignment. Refused, with nothing changed: an excluded worker
+    (``WorkerExcludedError``), a closed HIT (``HitNotOpenError``), a HIT past its lifetime
+    (``HitLifetimeOverError``), a HIT another worker holds (``HitTakenError``), and a worker who holds another
+    assignment in progress in the campaign (``WorkerBusyError``; one whose deadline passed is expired first)."""
+    now = timezone.now()
+    worker = Worker.objects.select_for_update().get(pk=worker.pk)
     hit = Hit.objects.select_for_update().get(pk=hit.pk)
     live = hit.assignments.filter(status__in=LIVE_ASSIGNMENT_STATES).first()
     if live is not None and live.worker_id == worker.pk:
         return live
-    if Worker.objects.filter(pk=worker.pk, is_excluded=True).exists():
+    if worker.is_excluded:
         raise WorkerExcludedError(worker_id=worker.pk)
     if hit.status != Hit.Status.OPEN:
         raise HitNotOpenError(hit_id=hit.pk, status=hit.status)
     if live is not None:
         raise HitTakenError(hit_id=hit.pk)
-    return Assignment.objects.create(hit=hit, campaign_id=hit.campaign_id, worker=worker)
+    if hit_is_past_lifetime(hit=hit, now=now):
+        raise HitLifetimeOverError(hit_id=hit.pk)
+    campaign = Campaign.objects.get(pk=hit.campaign_id)
+    current = _assignment_in_progress(worker=worker, campaign=campaign, now=now)
+    if current is not None:
+        raise WorkerBusyError(worker_id=worker.pk, assignment_id=current.pk, hit_id=current.hit_id)
+    assignment = _assignment_create(hit=hit, worker=worker, campaign=campaign, now=now)
+    if assignment.hit_id != hit.pk:
+        raise WorkerBusyError(worker_id=worker.pk, assignment_id=assignment.pk, hit_id=assignment.hit_id)
+    return assignment
 
 
 @transaction.atomic
 def hit_assign_next(*, campaign: Campaign, worker: Worker) -> Assignment | None:
-    """The worker's unfinished assignment in this campaign, else the oldest open HIT nobody holds, assigned to
-    them; None when no HIT is available. Concurrent callers skip each other's locked HITs (PostgreSQL
-    ``SKIP LOCKED``), so two workers never get the same HIT."""
-    if Worker.objects.filter(pk=worker.pk, is_excluded=True).exists():
+    """The worker's assignment in progress in this campaign, else the oldest open HIT of the running campaign
+    that is within its lifetime and that nobody holds, assigned to them with a fresh deadline (see
+    ``assignment_start``); None when no HIT is available. An assignment of theirs whose deadline passed is
+    expired first. The worker's row is locked, so concurrent calls for one worker (a double click, a retry)
+    give one assignment; concurrent callers skip each other's locked HITs (PostgreSQL ``SKIP LOCKED``), so two
+    workers never get the same HIT."""
+    now = timezone.now()
+    worker = Worker.objects.select_for_update().get(pk=worker.pk)
+    if worker.is_excluded:
         raise WorkerExcludedError(worker_id=worker.pk)
-    current = Assignment.objects.filter(
-        hit__campaign=campaign,
-        worker=worker,
-        status=Assignment.Status.IN_PROGRESS,
-        hit__status=Hit.Status.OPEN,
-    ).first()
+    campaign = Campaign.objects.get(pk=campaign.pk)
+    current = _assignment_in_progress(worker=worker, campaign=campaign, now=now)
     if current is not None:
         return current
+    if campaign.status != Campaign.Status.RUNNING:
+        return None
     live = Assignment.objects.filter(hit=OuterRef("pk"), status__in=LIVE_ASSIGNMENT_STATES)
     taken: list[int] = []
     while True:
         hit = (
             Hit.objects.filter(campaign=campaign, status=Hit.Status.OPEN)
+            .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
             .exclude(Exists(live))
             .exclude(pk__in=taken)
             .order_by("number")
@@ -96,30 +132,81 @@ def hit_assign_next(*, campaign: Campaign, worker: Worker) -> Assignment | None:
         # The EXISTS above saw the snapshot of the statement's start: a worker who took this HIT and committed
         # while we waited is only visible to a query made now that we hold its lock (PostgreSQL, READ COMMITTED).
         if not hit.assignments.filter(status__in=LIVE_ASSIGNMENT_STATES).exists():
-            return Assignment.objects.create(hit=hit, campaign_id=hit.campaign_id, worker=worker)
+            return _assignment_create(hit=hit, worker=worker, campaign=campaign, now=now)
         taken.append(hit.pk)
+
+
+def _assignment_in_progress(*, worker: Worker, campaign: Campaign, now: datetime) -> Assignment | None:
+    """The worker's assignment in progress in the campaign, expiring it first if its deadline has passed
+    (then None). The caller is atomic and holds the worker's lock."""
+    current = (
+        Assignment.objects.filter(campaign=campaign, worker=worker, status=Assignment.Status.IN_PROGRESS)
+        .select_related("campaign")
+        .first()
+    )
+    if current is not None and assignment_is_overdue(assignment=current, now=now):
+        assignment_expire(assignment=current, now=now)
+        return None
+    return current
+
+
+def _assignment_create(*, hit: Hit, worker: Worker, campaign: Campaign, now: datetime) -> Assignment:
+    """Create the worker's assignment on a locked HIT. Should a writer that does not take the worker's lock
+    race this one, the partial unique constraint refuses the second assignment: the worker's assignment in
+    progress is returned instead of an IntegrityError. A campaign whose ``assignment_duration`` is not
+    positive would hand out HITs nobody can finish: ``CampaignConfigError``."""
+    if campaign.assignment_duration <= timedelta(0):
+        raise CampaignConfigError(
+            f"campaign {campaign.name!r}: assignment_duration must be positive, not {campaign.assignment_duration}"
+        )
+    try:
+        with transaction.atomic():
+            return Assignment.objects.create(
+                hit=hit, campaign=campaign, worker=worker, deadline_at=now + campaign.assignment_duration
+            )
+    except IntegrityError:
+        current = Assignment.objects.filter(
+            campaign=campaign, worker=worker, status=Assignment.Status.IN_PROGRESS
+        ).first()
+        if current is None:
+            raise
+        return current
 
 
 @transaction.atomic
 def judgment_submit(
-    *, assignment: Assignment, slot: HitSlot, winner_id: int, shown_at: datetime | None = None
+    *,
+    assignment: Assignment,
+    slot: HitSlot,
+    winner_id: int,
+    shown_at: datetime | None = None,
+    milliseconds: int | None = None,
 ) -> Judgment:
-    """Record one answer. A repeated submit for the same slot returns the stored judgment instead of counting
-    twice. The answer that completes the assignment triggers its check (see ``assignment_submit``)."""
-    hit, assignment = _lock_hit_and_assignment(assignment)
+    """Record one answer, with the side the winner was shown on and, when the page measured it, the
+    ``milliseconds`` between showing the pair and the answer. A repeated submit for the same slot returns the
+    stored judgment instead of counting twice. Refused with nothing changed: a closed assignment, one past its
+    deadline (``AssignmentOverdueError``), a slot of another HIT, a winner not shown in the slot, a timing that
+    is not a whole number of milliseconds from 0 to 2**31 - 1. The answer that completes the assignment
+    triggers its check (see ``assignment_submit``)."""
+    hit, assignment = _lock_worker_hit_and_assignment(assignment)
     existing = Judgment.objects.filter(assignment=assignment, slot=slot).first()
     if existing is not None:
         return existing
-    if assignment.status != Assignment.Status.IN_PROGRESS:
-        raise AssignmentClosedError(assignment_id=assignment.pk, status=assignment.status)
+    _check_open(assignment, now=timezone.now())
     if slot.hit_id != assignment.hit_id:
         raise SlotMismatchError(
             f"slot {slot.pk} belongs to HIT {slot.hit_id}, not to HIT {assignment.hit_id}"
         )
     if winner_id not in (slot.left_id, slot.right_id):
         raise InvalidWinnerError(slot_id=slot.pk, winner_id=winner_id)
+    InvalidTimingError.check(milliseconds, what=f"slot {slot.pk}")
     judgment = Judgment.objects.create(
-        assignment=assignment, slot=slot, winner_id=winner_id, shown_at=shown_at
+        assignment=assignment,
+        slot=slot,
+        winner_id=winner_id,
+        winner_side=_side(slot, winner_id),
+        shown_at=shown_at,
+        milliseconds=milliseconds,
     )
     slot_count = HitSlot.objects.filter(hit_id=assignment.hit_id).count()
     if Judgment.objects.filter(assignment=assignment).count() == slot_count:
@@ -131,15 +218,16 @@ def judgment_submit(
 def assignment_submit(*, assignment: Assignment, winners: Mapping[int, int]) -> Assignment:
     """Submit a whole HIT at once (as a crowd platform does): ``winners`` maps each slot position to the
     chosen item id. Slots answered earlier keep their first answer. Then the assignment is checked: a failed
-    challenge (or an excluded worker) discards the HIT, paid but not counted, excludes the worker and requeues
-    its pairs; otherwise every pair gets its winner and the rounds concerned are queued for closing. A repeated
-    submit of a finished assignment returns it unchanged. Raises before changing anything if an answer is
-    missing, names an unknown position or an item not shown in that slot."""
-    hit, assignment = _lock_hit_and_assignment(assignment)
-    if assignment.status != Assignment.Status.IN_PROGRESS:
-        if assignment.submitted_at is not None:
-            return assignment
-        raise AssignmentClosedError(assignment_id=assignment.pk, status=assignment.status)
+    challenge (or an excluded worker) discards the HIT, earned but not counted, excludes the worker and
+    requeues its pairs; otherwise every pair gets its winner and the rounds concerned are queued for closing.
+    Work submitted before the assignment's deadline counts even if the HIT's lifetime ran out meanwhile. A
+    repeated submit of a finished assignment returns it unchanged. Raises before changing anything if the
+    deadline has passed (``AssignmentOverdueError``), an answer is missing, names an unknown position or an
+    item not shown in that slot."""
+    hit, assignment = _lock_worker_hit_and_assignment(assignment)
+    if assignment.status != Assignment.Status.IN_PROGRESS and assignment.submitted_at is not None:
+        return assignment
+    _check_open(assignment, now=timezone.now())
     slots = {slot.position: slot for slot in HitSlot.objects.filter(hit_id=assignment.hit_id)}
     if set(winners) != set(slots):
         missing, unknown = sorted(set(slots) - set(winners)), sorted(set(winners) - set(slots))
@@ -153,7 +241,12 @@ def assignment_submit(*, assignment: Assignment, winners: Mapping[int, int]) -> 
     answered = set(Judgment.objects.filter(assignment=assignment).values_list("slot_id", flat=True))
     Judgment.objects.bulk_create(
         [
-            Judgment(assignment=assignment, slot=slot, winner_id=winners[position])
+            Judgment(
+                assignment=assignment,
+                slot=slot,
+                winner_id=winners[position],
+                winner_side=_side(slot, winners[position]),
+            )
             for position, slot in slots.items()
             if slot.pk not in answered
         ]
@@ -162,48 +255,66 @@ def assignment_submit(*, assignment: Assignment, winners: Mapping[int, int]) -> 
     return assignment
 
 
-def _campaign_pay(campaign_id: int):
-    return Campaign.objects.values_list("pay_per_hit_usd", flat=True).get(pk=campaign_id)
+def _side(slot: HitSlot, winner_id: int) -> str:
+    """The side of the page the winner was shown on."""
+    return "left" if winner_id == slot.left_id else "right"
 
 
-def _lock_hit_and_assignment(assignment: Assignment) -> tuple[Hit, Assignment]:
-    """Lock the HIT, then the assignment: the order every writer of both follows (``hit_expire`` and
-    ``hit_discard`` lock the HIT before updating its assignments), so they cannot deadlock."""
+def _check_open(assignment: Assignment, *, now: datetime) -> None:
+    """Refuse work on an assignment that is closed or past its deadline (nothing changed; the overdue sweep
+    expires it)."""
+    if assignment.status != Assignment.Status.IN_PROGRESS:
+        raise AssignmentClosedError(assignment_id=assignment.pk, status=assignment.status)
+    if assignment_is_overdue(assignment=assignment, now=now):
+        raise AssignmentOverdueError(assignment_id=assignment.pk)
+
+
+def _lock_worker_hit_and_assignment(assignment: Assignment) -> tuple[Hit, Assignment]:
+    """Lock the worker, the HIT, then the assignment: the order every writer of them follows
+    (``hit_assign_next`` and ``assignment_start`` lock the worker first; ``hit_expire``, ``hit_discard`` and
+    ``assignment_expire`` lock the HIT before its assignments), so they cannot deadlock."""
+    worker = Worker.objects.select_for_update().get(pk=assignment.worker_id)
     hit = Hit.objects.select_for_update().get(pk=assignment.hit_id)
-    return hit, Assignment.objects.select_for_update().get(pk=assignment.pk)
+    assignment = (
+        Assignment.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=assignment.pk)
+    )
+    assignment.worker = worker
+    return hit, assignment
 
 
 def _assignment_complete(*, assignment: Assignment, hit: Hit) -> None:
     """Check a fully answered assignment against its challenges and count or discard it; the caller is
-    atomic and holds the locks of the HIT and the assignment."""
-    from judging.tasks import hit_build_task, round_close_if_complete_task
+    atomic and holds the locks of the worker (``assignment.worker``), the HIT and the assignment.
+
+    The worker earns the HIT's reward either way ("Assessing top-k preferences", section 4.3: workers failing
+    a challenge "were paid but excluded"). ``paid_usd`` records money actually paid: with the ``local``
+    provider approval is immediate, so it is paid now; a crowd platform's payment is recorded when the
+    platform confirms it."""
+    from judging.tasks import round_close_if_complete_task
 
     now = timezone.now()
+    campaign = assignment.campaign
     answers = list(
         Judgment.objects.filter(assignment=assignment).values_list(
             "slot__is_challenge", "slot__expected_winner_id", "slot__pair_id", "winner_id"
         )
     )
     failed = sum(1 for is_challenge, expected, _, winner in answers if is_challenge and winner != expected)
-    worker = Worker.objects.select_for_update().get(pk=assignment.worker_id)
+    worker = assignment.worker
     if failed:
         _worker_exclude(worker=worker, reason=f"failed {failed} challenge(s) in HIT {hit.pk}")
     assignment.submitted_at = now
-    # Earned whether counted or not (paper, section 4.3); paid_usd is set once the provider paid it.
-    assignment.earned_usd = hit.reward_usd if hit.reward_usd is not None else _campaign_pay(hit.campaign_id)
+    assignment.earned_usd = hit.reward_usd if hit.reward_usd is not None else campaign.pay_per_hit_usd
+    if campaign.provider == Campaign.Provider.LOCAL:
+        assignment.paid_usd, assignment.paid_at = assignment.earned_usd, now
+    fields = ["status", "submitted_at", "earned_usd", "paid_usd", "paid_at"]
     if worker.is_excluded or hit.status != Hit.Status.OPEN:
         assignment.status = Assignment.Status.DISCARDED
-        assignment.save(update_fields=["status", "submitted_at", "earned_usd"])
-        if hit.status == Hit.Status.OPEN:
-            hit.status = Hit.Status.DISCARDED
-            hit.closed_at = now
-            hit.save(update_fields=["status", "closed_at"])
-            Pair.objects.filter(hit=hit, winner__isnull=True).update(hit=None)
-            campaign_id = hit.campaign_id
-            transaction.on_commit(lambda: hit_build_task.delay(campaign_id))
+        assignment.save(update_fields=fields)
+        hit_discard(hit=hit)
         return
     assignment.status = Assignment.Status.ACCEPTED
-    assignment.save(update_fields=["status", "submitted_at", "earned_usd"])
+    assignment.save(update_fields=fields)
     hit.status = Hit.Status.ACCEPTED
     hit.closed_at = now
     hit.save(update_fields=["status", "closed_at"])

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from judging.engine import Tournament
 from judging.models import Campaign, CampaignTopic, TournamentJudgment
-from judging.services.errors import TopicLeasedError, TournamentPairError
+from judging.services.errors import InvalidTimingError, TopicLeasedError, TournamentPairError
 from judging.services.topic_state import topic_close
 from pools.models import Item
 
@@ -68,12 +68,18 @@ def tournament_next_pair(
 
 @transaction.atomic
 def tournament_judgment_submit(
-    *, campaign_topic: CampaignTopic, assessor: User, winner: Item, loser: Item
+    *,
+    campaign_topic: CampaignTopic,
+    assessor: User,
+    winner: Item,
+    loser: Item,
+    milliseconds: int | None = None,
 ) -> TournamentJudgment:
     """Record the assessor's preference for the pair the topic's tournament is waiting for, and finish the
     topic when that placed its k-th item. A repeated submit for a pair already judged returns the stored
-    judgment (the first answer stands). Raises ``TournamentPairError`` for any other pair and
-    ``TopicLeasedError`` if another assessor holds the topic; nothing changes then."""
+    judgment (the first answer stands). Stores the side the winner was shown on and the ``milliseconds`` the
+    page measured. Raises ``TournamentPairError`` for any other pair, ``TopicLeasedError`` if another assessor
+    holds the topic and ``InvalidTimingError`` for a timing out of range; nothing changes then."""
     campaign_topic = (
         CampaignTopic.objects.select_for_update().select_related("campaign").get(pk=campaign_topic.pk)
     )
@@ -101,10 +107,17 @@ def tournament_judgment_submit(
         raise TournamentPairError(
             f"topic {campaign_topic.topic_id}: the tournament waits for {pair}, not ({winner.docid}, {loser.docid})"
         )
+    InvalidTimingError.check(milliseconds, what=f"topic {campaign_topic.topic_id}")
     tournament.record(winner.docid, loser.docid)
     left, right = (winner, loser) if pair[0] == winner.docid else (loser, winner)
     judgment = TournamentJudgment.objects.create(
-        campaign_topic=campaign_topic, assessor=assessor, left=left, right=right, winner=winner
+        campaign_topic=campaign_topic,
+        assessor=assessor,
+        left=left,
+        right=right,
+        winner=winner,
+        winner_side="left" if left == winner else "right",
+        milliseconds=milliseconds,
     )
     campaign_topic.tournament_state = tournament.to_state()
     campaign_topic.assessor = assessor

@@ -99,3 +99,67 @@ def test_docker_compose_file_is_valid():
         timeout=60,
     )
     assert result.returncode == 0, result.stderr
+
+
+def _manage_check(env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=REPO_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize("value", ["prod", "Production", "PRODUCTION", "dev", "staging", " production", ""])
+def test_an_unknown_django_env_stops_the_start_naming_the_value_and_the_allowed_ones(value):
+    result = _manage_check(_production_env(DJANGO_ENV=value))
+
+    assert result.returncode != 0
+    last_line = result.stderr.strip().splitlines()[-1]
+    assert "ImproperlyConfigured" in last_line and f"DJANGO_ENV={value!r}" in last_line
+    assert "development, production, test" in last_line
+
+
+@pytest.mark.parametrize(
+    "key", ["", "   ", "django-insecure-toppref-development-key-never-use-in-production"]
+)
+def test_production_never_runs_on_an_empty_or_the_built_in_key(key):
+    result = _manage_check(_production_env(DJANGO_SECRET_KEY=key))
+
+    assert result.returncode != 0
+    assert "DJANGO_SECRET_KEY" in result.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize(("value", "debug"), [("development", "True"), ("test", "False"), (None, "True")])
+def test_the_known_environments_start(value, debug):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
+    if value is not None:
+        env["DJANGO_ENV"] = value
+    code = (
+        "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='config.settings'; django.setup();"
+        "from django.conf import settings as s; print(s.DJANGO_ENV, s.DEBUG)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_DIR, env=env, capture_output=True, text=True, timeout=60
+    )
+
+    assert result.stdout.split() == [value or "development", debug], result.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("TOPPREF_SWEEP_SECONDS", "abc"),
+        ("TOPPREF_SWEEP_SECONDS", "nan"),
+        ("TOPPREF_SWEEP_SECONDS", "-1"),
+        ("DJANGO_SECURE_HSTS_SECONDS", "1.5"),
+    ],
+)
+def test_a_numeric_setting_that_is_not_a_number_stops_the_start_naming_the_variable(name, value):
+    result = _manage_check(_production_env(**{name: value}))
+
+    assert result.returncode != 0
+    last_line = result.stderr.strip().splitlines()[-1]
+    assert "ImproperlyConfigured" in last_line and f"{name}={value!r}" in last_line
