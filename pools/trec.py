@@ -21,6 +21,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from tqdm import tqdm
 
@@ -31,8 +32,8 @@ from trecio.text import (
     MAX_TOPIC_ID_LENGTH,
     UTF8_BYTE_ORDER_MARK,
     check_identifier,
+    check_text,
     decode_line,
-    is_blank,
     is_gzip,
     parse_finite,
     parse_integer,
@@ -80,7 +81,7 @@ def iter_lines(path: str | os.PathLike[str], *, progress: bool = False) -> Itera
                     bar.update(position - done)
                     done, pending = position, 0
                 line = decode_line(data, path=path, line_number=line_number)
-                if not is_blank(line):
+                if line.strip(" \t"):
                     yield line_number, line
         bar.update(total - done)
     except (gzip.BadGzipFile, EOFError, zlib.error) as error:
@@ -107,10 +108,13 @@ def iter_qrels(
                 path, line_number, f"expected 4 columns 'topic Q0 docid grade', found {len(columns)}"
             )
         topic_id, _, docid, value_text = columns
+        if len(topic_id) > MAX_TOPIC_ID_LENGTH or len(docid) > MAX_DOCID_LENGTH:
+            _topic_id(topic_id, path=path, line_number=line_number)
+            _docid(docid, path=path, line_number=line_number)
         yield (
             line_number,
-            _topic_id(topic_id, path=path, line_number=line_number),
-            _docid(docid, path=path, line_number=line_number),
+            topic_id,
+            docid,
             parse_finite(value_text, what="grade", path=path, line_number=line_number),
         )
 
@@ -146,9 +150,8 @@ def read_qrels_with_lines(
     return qrels, first_lines
 
 
-@dataclass(frozen=True, slots=True)
-class RunLine:
-    """One line ``topic Q0 docid rank score tag`` of a TREC run."""
+class RunLine(NamedTuple):
+    """One line ``topic Q0 docid rank score tag`` of a TREC run (a named tuple: a run has millions)."""
 
     line_number: int
     topic_id: str
@@ -171,10 +174,13 @@ def iter_run(path: str | os.PathLike[str], *, progress: bool = False) -> Iterato
                 path, line_number, f"expected 6 columns 'topic Q0 docid rank score tag', found {len(columns)}"
             )
         topic_id, _, docid, rank_text, score_text, tag = columns
+        if len(topic_id) > MAX_TOPIC_ID_LENGTH or len(docid) > MAX_DOCID_LENGTH:
+            _topic_id(topic_id, path=path, line_number=line_number)
+            _docid(docid, path=path, line_number=line_number)
         yield RunLine(
             line_number,
-            _topic_id(topic_id, path=path, line_number=line_number),
-            _docid(docid, path=path, line_number=line_number),
+            topic_id,
+            docid,
             parse_integer(rank_text, what="rank", path=path, line_number=line_number),
             parse_finite(score_text, what="score", path=path, line_number=line_number),
             tag,
@@ -257,8 +263,8 @@ def _json_loads(text: str, *, path, line_number: int):
         return json.loads(text)
     except json.JSONDecodeError as error:
         raise TrecFormatError(path, line_number, f"bad JSON: {error.msg} at column {error.colno}") from None
-    except ValueError as error:  # an integer of more than 4300 digits
-        raise TrecFormatError(path, line_number, f"bad JSON: {error}") from None
+    except ValueError:  # an integer of more than 4300 digits (Python's limit on int() of a string)
+        raise TrecFormatError(path, line_number, "bad JSON: a number too long to read") from None
     except RecursionError:
         raise TrecFormatError(path, line_number, "bad JSON: nested too deeply") from None
 
@@ -284,8 +290,7 @@ def _docid(value: str, *, path, line_number: int | None) -> str:
 
 def _checked_passage(docid: str, text: str, *, path, line_number: int) -> tuple[str, str]:
     _docid(docid, path=path, line_number=line_number)
-    if "\x00" in text:  # a JSON string may hold "\u0000", which PostgreSQL cannot store
-        raise TrecFormatError(path, line_number, f"NUL character in the text of docid {docid}")
+    check_text(text, what=f"text of docid {docid}", path=path, line_number=line_number)
     if not text.strip():
         raise TrecFormatError(path, line_number, f"empty text for docid {docid}")
     return docid, text.strip()
@@ -335,8 +340,8 @@ def read_cast_topics(path: str | os.PathLike[str]) -> list[CastTurn]:
             conversation, position = decoder.raw_decode(text, position)
         except json.JSONDecodeError as error:
             raise TrecFormatError(path, error.lineno, f"bad JSON: {error.msg}") from None
-        except ValueError as error:  # an integer of more than 4300 digits
-            raise TrecFormatError(path, line_number, f"bad JSON: {error}") from None
+        except ValueError:  # an integer of more than 4300 digits (Python's limit on int() of a string)
+            raise TrecFormatError(path, line_number, "bad JSON: a number too long to read") from None
         except RecursionError:
             raise TrecFormatError(path, line_number, "bad JSON: nested too deeply") from None
         for turn in _cast_conversation_turns(conversation, path=path, line_number=line_number):
@@ -388,6 +393,12 @@ def _cast_conversation_turns(conversation, *, path, line_number: int) -> Iterato
                 line_number,
                 f'conversation {conversation_id}, turn {turn_number}: empty "raw_utterance"',
             )
+        check_text(
+            utterance,
+            what=f'"raw_utterance" of conversation {conversation_id}, turn {turn_number}',
+            path=path,
+            line_number=line_number,
+        )
         topic_id = _topic_id(f"{conversation_id}_{turn_number}", path=path, line_number=line_number)
         yield CastTurn(line_number, topic_id, conversation_id, turn_number, utterance.strip())
 

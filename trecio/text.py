@@ -56,12 +56,9 @@ def decode_line(raw: bytes, *, path: str | os.PathLike[str], line_number: int) -
         raise TrecFormatError(
             path, line_number, f"not UTF-8 text ({error.reason} at byte {error.start})"
         ) from None
-    line = line.rstrip("\n")
-    if line.endswith("\r"):
-        line = line[:-1]
-    position = line.find("\x00")
-    if position >= 0:
-        raise TrecFormatError(path, line_number, f"NUL character at column {position + 1}")
+    line = line.rstrip("\r\n")
+    if "\x00" in line:
+        raise TrecFormatError(path, line_number, f"NUL character at column {line.index(chr(0)) + 1}")
     return line
 
 
@@ -92,6 +89,7 @@ def check_identifier(
     be written in a qrels or run line), at most ``max_length`` characters."""
     if not value:
         raise TrecFormatError(path, line_number, f"empty {what}")
+    check_text(value, what=what, path=path, line_number=line_number)
     match = _NOT_IN_IDENTIFIER.search(value)
     if match is not None:
         raise TrecFormatError(
@@ -103,6 +101,18 @@ def check_identifier(
             line_number,
             f"{what} {_shorten(value)!r} is {len(value)} characters long (at most {max_length})",
         )
+    return value
+
+
+def check_text(value: str, *, what: str, path: str | os.PathLike[str], line_number: int | None) -> str:
+    """``value`` if a database can store it as text: no NUL character and no lone surrogate (both can come
+    from a JSON escape, ``"\\u0000"`` or ``"\\ud800"``, even in a file that is valid UTF-8)."""
+    if "\x00" in value:
+        raise TrecFormatError(path, line_number, f"NUL character in the {what}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise TrecFormatError(path, line_number, f"lone surrogate (not Unicode text) in the {what}") from None
     return value
 
 
@@ -127,6 +137,10 @@ def parse_integer(
     maximum: int = MAX_INTEGER,
 ) -> int:
     """``text`` as an integer in ``[minimum, maximum]`` (by default a 32-bit signed integer)."""
+    if len(text) < 10 and text.isascii() and text.isdigit():  # the usual case, at most 999,999,999
+        value = int(text)
+        if minimum <= value <= maximum:
+            return value
     stripped = text.strip()
     digits = stripped[1:] if stripped[:1] in "+-" else stripped
     if not (digits.isascii() and digits.isdigit()):

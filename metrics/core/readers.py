@@ -172,16 +172,13 @@ def _read_run_arrow(path: Path) -> Run | None:
     score = table.column("score").combine_chunks()
     if score.null_count or not pc.all(pc.is_finite(score)).as_py():
         return None
-    # An empty field or one holding the other delimiter (tab vs space) would hide a wrong field count.
-    other = " " if delimiter == "\t" else "\t"
+    # An empty field or one holding the other delimiter (tab vs space) would hide a wrong field count; a
+    # control character is refused as the streaming reader refuses it (trecio.text.split_columns).
     for name in ("topic", "docid", "runid"):
-        column = table.column(name)
+        column = table.column(name).combine_chunks()
         if name != "docid":  # few distinct topics and runids: check those only
             column = pc.unique(column)
-        if (
-            pc.min(pc.binary_length(column)).as_py() == 0
-            or pc.any(pc.match_substring_regex(column, f"[{other}{CONTROL_CHARACTER_CLASS}]")).as_py()
-        ):
+        if pc.min(pc.binary_length(column)).as_py() == 0 or _has_space_or_control(column):
             return None
     return Run(
         runid=table.column("runid")[-1].as_py(),
@@ -189,6 +186,18 @@ def _read_run_arrow(path: Path) -> Run | None:
         docid=table.column("docid").combine_chunks(),
         score=score.to_numpy(),
     )
+
+
+def _has_space_or_control(strings: pa.Array) -> bool:
+    """Whether any string holds a space, a tab or another control character: one vectorised pass over the
+    array's UTF-8 bytes (bytes below 0x21 and 0x7F are never part of a multi-byte character)."""
+    _, offsets_buffer, data = strings.buffers()
+    if data is None or len(strings) == 0:
+        return False
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int32)
+    start, end = offsets[strings.offset], offsets[strings.offset + len(strings)]
+    raw = np.frombuffer(data, dtype=np.uint8)[start:end]
+    return bool(((raw < 0x21) | (raw == 0x7F)).any())
 
 
 def _qrels_from_frame(frame: pd.DataFrame) -> Qrels:

@@ -37,9 +37,9 @@ def run_import(
 
     Memory stays constant in the number of lines (a run may hold tens of millions); what grows is the set
     of topic ids. The Run records the line and topic counts. ``name`` defaults to the file name without
-    extension (and without ``.gz``). Topics not in the collection are refused when it is strict and created
-    otherwise. An existing run of the same name is an error unless ``replace``; a replacement identical to
-    the stored file changes nothing.
+    ``.gz`` and extension (``bm25.run.gz`` gives ``bm25``, TREC's ``input.bm25.gz`` too). Topics not in the
+    collection are refused when it is strict and created otherwise. An existing run of the same name is an
+    error unless ``replace``; a replacement identical to the stored file changes nothing.
 
     The file is copied to a temporary name first and moved into place by an atomic rename: on commit when a
     file is already there (a committed row may read it), else at once. So a crash or a rollback never
@@ -131,9 +131,12 @@ def run_files_clean(*, collection_name: str, older_than: timedelta = ORPHAN_AGE)
 
 
 def _default_name(path: str | os.PathLike[str]) -> str:
+    """The file name without ``.gz`` and its extension; TREC's ``input.<runid>[.gz]`` gives ``<runid>``."""
     file_name = Path(path).name
     if is_gzip(file_name):
         file_name = file_name[: -len(".gz")]
+    if file_name.startswith("input.") and len(file_name) > len("input."):
+        return file_name[len("input.") :]
     return Path(file_name).stem
 
 
