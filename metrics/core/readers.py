@@ -4,7 +4,8 @@ Formats (columns separated by ASCII spaces or tabs; blank lines are skipped):
 
 - qrels: ``topic Q0 docid value``. ``value`` is a float (preference qrels of Clarke et al. use any positive
   float; graded qrels use integers). A repeated ``(topic, docid)`` keeps the **maximum** value, at the place of
-  its first line (the rule of the reference ``compatibility.py``, metric-anchors.md section 1).
+  its first line (the rule of the reference ``compatibility.py`` of Clarke, Vtyurina and Smucker, "Assessing
+  top-k preferences").
 - run: ``topic Q0 docid rank score runid``. The rank column is read but never used (every measure orders by
   score); the runid is the one on the **last** line, as in the reference script.
 

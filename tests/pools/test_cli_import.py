@@ -189,6 +189,8 @@ def test_import_refuses_what_a_database_would_refuse(
     line = 1 if kind in ("passages", "topics") and name != "t.tsv" else 2
     assert main(["import", kind, "toy", str(path), "--quiet"]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("toppref import") and err.endswith(f": {path}:{line}: {problem} (nothing imported)\n")
+    assert err.startswith("toppref import") and err.endswith(
+        f": {path}:{line}: {problem} (nothing imported)\n"
+    )
     assert err.count("\n") == 1
     assert pools_state() == before
