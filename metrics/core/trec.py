@@ -36,7 +36,8 @@ def average_precision(alignment: Alignment, threshold: float = DEFAULT_THRESHOLD
     precision_at_item = recall_level / (alignment.position[rows] + 1.0)
     total = _sum_by_topic(topic, weights=precision_at_item, minlength=alignment.topic_count)
     relevant_count = _per_topic(alignment, is_relevant.astype(np.float64))
-    return np.divide(total, relevant_count, out=np.zeros_like(total), where=relevant_count > 0)
+    result: np.ndarray = np.divide(total, relevant_count, out=np.zeros_like(total), where=relevant_count > 0)
+    return result
 
 
 def reciprocal_rank(alignment: Alignment, threshold: float = DEFAULT_THRESHOLD) -> np.ndarray:
@@ -69,7 +70,8 @@ def ndcg(alignment: Alignment, k: int | None = None) -> np.ndarray:
         weights=gain[rows][in_cutoff] / np.log2(ideal_position[in_cutoff] + 2.0),
         minlength=alignment.topic_count,
     )
-    return np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
+    result: np.ndarray = np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
+    return result
 
 
 def rbp(alignment: Alignment, p: float, threshold: float = DEFAULT_THRESHOLD) -> np.ndarray:
@@ -110,11 +112,13 @@ def _first_relevant_rank(alignment: Alignment, threshold: float) -> np.ndarray:
     hit = _is_relevant_retrieved(alignment, threshold)
     first = np.full(alignment.topic_count, np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(first, alignment.judged_topic[hit], alignment.position[hit] + 1)
-    return np.where(first == np.iinfo(np.int64).max, 0, first)
+    result: np.ndarray = np.where(first == np.iinfo(np.int64).max, 0, first)
+    return result
 
 
 def _is_relevant_retrieved(alignment: Alignment, threshold: float) -> np.ndarray:
-    return (alignment.value >= threshold) & (alignment.position != NOT_RETRIEVED)
+    result: np.ndarray = (alignment.value >= threshold) & (alignment.position != NOT_RETRIEVED)
+    return result
 
 
 def _per_topic(alignment: Alignment, weights: np.ndarray) -> np.ndarray:

@@ -27,4 +27,9 @@ def collection_delete(*, collection: Collection) -> None:
     those that runs imported since under the same names read (a collection deleted and loaded again)."""
     file_names = list(collection.runs.values_list("file", flat=True))
     collection.delete()
-    transaction.on_commit(lambda: [run_file_delete_if_unused(file_name) for file_name in file_names])
+
+    def delete_files() -> None:
+        for file_name in file_names:
+            run_file_delete_if_unused(file_name)
+
+    transaction.on_commit(delete_files)
