@@ -18,6 +18,7 @@ COPY config ./config
 COPY pools ./pools
 COPY judging ./judging
 COPY metrics ./metrics
+COPY trecio ./trecio
 RUN pip install .
 
 COPY manage.py ./

@@ -1,5 +1,5 @@
-"""Time and peak memory of importing a large TREC run (issue 2: a 20-million-line run must import with
-bounded memory). Prints a table; asserts nothing.
+"""Time and peak memory of importing a large TREC run (a 20-million-line run must import in bounded memory).
+Prints a table; asserts nothing.
 
     .venv/bin/python benchmarks/import_runs.py                 # 1M, 5M and 20M lines
     .venv/bin/python benchmarks/import_runs.py --lines 200000  # quick look

@@ -259,10 +259,17 @@ def _agreement_with_oracle(
 
 
 def _write_qrels(path: Path, preferences: dict[str, dict[str, float]]) -> None:
+    from trecio import write_qrels
+
     with open(path, "w", encoding="utf-8") as out:
-        for topic in sorted(preferences):
-            for docid in sorted(preferences[topic]):
-                out.write(f"{topic} Q0 {docid} {float(preferences[topic][docid])}\n")
+        write_qrels(
+            out,
+            (
+                (topic, docid, preferences[topic][docid])
+                for topic in sorted(preferences)
+                for docid in sorted(preferences[topic])
+            ),
+        )
 
 
 def plan_command(args: argparse.Namespace) -> int:

@@ -65,19 +65,19 @@ def thin_command(args: argparse.Namespace) -> int:
         return 1
     answer_grade = DEFAULT_ANSWER_GRADE if args.answer_grade is None else args.answer_grade
     pools = thin_qrels(qrels, args.k, scheme=args.scheme, answer_grade=answer_grade)
-    lines = []
-    for topic_id in sorted(pools):
-        for docid, grade in sorted(pools[topic_id].items(), key=lambda entry: (-entry[1], entry[0])):
-            lines.append(f"{topic_id} Q0 {docid} {format_grade(grade)}\n")
-    sys.stdout.write("".join(lines))
+    from trecio import write_qrels
+
+    write_qrels(
+        sys.stdout,
+        (
+            (topic_id, docid, grade)
+            for topic_id in sorted(pools)
+            for docid, grade in sorted(pools[topic_id].items(), key=lambda entry: (-entry[1], entry[0]))
+        ),
+    )
     sys.stdout.flush()
     print(thin_summary(qrels, pools, k=args.k), file=sys.stderr)
     return 0
-
-
-def format_grade(grade: float) -> str:
-    """A grade as qrels files write it: ``4`` for an integral grade, else the shortest exact float (``2.5``)."""
-    return str(int(grade)) if grade.is_integer() else repr(grade)
 
 
 def thin_summary(qrels: dict, pools: dict, *, k: int) -> str:

@@ -1,81 +1,97 @@
 """Streaming readers for the files a judging project starts from: TREC qrels and runs, topics (TSV and the
 TREC CAsT JSON) and passages (TSV and JSONL). Pure Python, no Django.
 
-Every reader validates as it goes and raises :class:`TrecFormatError` naming the file, the 1-based line and
-the problem at the first bad line, so an importer can abort before it has changed anything. Readers are
+Every reader validates as it goes and raises :class:`trecio.TrecFormatError` naming the file, the 1-based line
+and the problem at the first bad line, so an importer can abort before it has changed anything. Readers are
 generators over the file (except :func:`read_qrels` and :func:`read_cast_topics`, which need the whole file to
 check it), so a run of tens of millions of lines is read in constant memory.
 
-Conventions shared by all readers:
-- columns of qrels and runs are separated by any run of spaces or tabs (as trec_eval does);
-- blank lines (only whitespace) are skipped, since many published files end with one;
-- files are UTF-8; a byte sequence that is not UTF-8 is an error on its line;
-- ``progress=True`` shows a tqdm bar on stderr that advances by bytes read.
+The line rules (UTF-8 with an optional byte-order mark, ASCII space and tab between columns, ``*.gz``, the
+database's limits on ids and integers) are :mod:`trecio.text`'s, shared with the columnar reader
+``metrics.core.readers``; the package docstring of :mod:`trecio` says which reader serves which job.
+``progress=True`` shows a tqdm bar on stderr that advances by bytes read.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
-import math
 import os
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from tqdm import tqdm
+
+from trecio import TrecFormatError
+from trecio.text import (
+    MAX_DOCID_LENGTH,
+    MAX_INTEGER,
+    MAX_TOPIC_ID_LENGTH,
+    UTF8_BYTE_ORDER_MARK,
+    check_identifier,
+    check_text,
+    decode_line,
+    is_gzip,
+    parse_finite,
+    parse_integer,
+    split_columns,
+)
+
+__all__ = [
+    "CastTurn",
+    "RunLine",
+    "TrecFormatError",
+    "iter_lines",
+    "iter_passages_jsonl",
+    "iter_passages_tsv",
+    "iter_qrels",
+    "iter_run",
+    "iter_topics_tsv",
+    "iter_turns_tsv",
+    "read_cast_topics",
+    "read_qrels",
+    "read_qrels_with_lines",
+]
 
 # Updating tqdm once per line costs more than parsing a short line; update once per this many bytes instead.
 _PROGRESS_STEP_BYTES = 1 << 20
 
 
-class TrecFormatError(ValueError):
-    """A line of an input file that cannot be accepted; ``str()`` is ``"{path}:{line_number}: {problem}"``."""
-
-    def __init__(self, path: str | os.PathLike[str], line_number: int, problem: str) -> None:
-        self.path = str(path)
-        self.line_number = line_number
-        self.problem = problem
-        super().__init__(f"{self.path}:{line_number}: {problem}")
-
-
 def iter_lines(path: str | os.PathLike[str], *, progress: bool = False) -> Iterator[tuple[int, str]]:
-    """Yield ``(line_number, line)`` for every non-blank line, without its line ending (``\\n`` or ``\\r\\n``).
+    """Yield ``(line_number, line)`` for every non-blank line, decoded by :func:`trecio.text.decode_line`
+    (UTF-8, no line ending, no byte-order mark, no NUL). ``*.gz`` files are decompressed.
 
     Line numbers are 1-based and count blank lines, so they match what an editor shows."""
     total = os.path.getsize(path)
     bar = tqdm(
         total=total, unit="B", unit_scale=True, desc=Path(path).name, disable=not progress, leave=False
     )
-    pending = 0
+    pending = done = 0
     try:
-        with open(path, "rb") as handle:
-            for line_number, raw in enumerate(handle, start=1):
-                pending += len(raw)
+        with open(path, "rb") as raw:
+            handle = _gzip_reader(raw) if is_gzip(path) else raw
+            for line_number, data in enumerate(handle, start=1):
+                pending += len(data)
                 if pending >= _PROGRESS_STEP_BYTES:
-                    bar.update(pending)
-                    pending = 0
-                try:
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError as error:
-                    raise TrecFormatError(
-                        path, line_number, f"not UTF-8 text ({error.reason} at byte {error.start})"
-                    ) from None
-                line = line.rstrip("\r\n")
-                if line.strip():
+                    # Compressed files advance by the compressed bytes consumed, so the bar ends at 100%.
+                    position = raw.tell() if handle is not raw else done + pending
+                    bar.update(position - done)
+                    done, pending = position, 0
+                line = decode_line(data, path=path, line_number=line_number)
+                if line.strip(" \t"):
                     yield line_number, line
-        bar.update(pending)
+        bar.update(total - done)
+    except (gzip.BadGzipFile, EOFError, zlib.error) as error:
+        raise TrecFormatError(path, None, f"not a readable gzip file ({error})") from None
     finally:
         bar.close()
 
 
-def _parse_number(text: str, *, path, line_number: int, column: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise TrecFormatError(path, line_number, f"{column} {text!r} is not a number") from None
-    if not math.isfinite(value):
-        raise TrecFormatError(path, line_number, f"{column} {text!r} is not a finite number")
-    return value
+def _gzip_reader(raw):
+    return gzip.GzipFile(fileobj=raw, mode="rb")
 
 
 def iter_qrels(
@@ -86,17 +102,20 @@ def iter_qrels(
     column (usually ``Q0`` or ``0``) is ignored, as trec_eval ignores it. Duplicates are not checked here
     (see :func:`read_qrels`)."""
     for line_number, line in iter_lines(path, progress=progress):
-        columns = line.split()
+        columns = split_columns(line, path=path, line_number=line_number)
         if len(columns) != 4:
             raise TrecFormatError(
                 path, line_number, f"expected 4 columns 'topic Q0 docid grade', found {len(columns)}"
             )
         topic_id, _, docid, value_text = columns
+        if len(topic_id) > MAX_TOPIC_ID_LENGTH or len(docid) > MAX_DOCID_LENGTH:
+            _topic_id(topic_id, path=path, line_number=line_number)
+            _docid(docid, path=path, line_number=line_number)
         yield (
             line_number,
             topic_id,
             docid,
-            _parse_number(value_text, path=path, line_number=line_number, column="grade"),
+            parse_finite(value_text, what="grade", path=path, line_number=line_number),
         )
 
 
@@ -131,9 +150,8 @@ def read_qrels_with_lines(
     return qrels, first_lines
 
 
-@dataclass(frozen=True, slots=True)
-class RunLine:
-    """One line ``topic Q0 docid rank score tag`` of a TREC run."""
+class RunLine(NamedTuple):
+    """One line ``topic Q0 docid rank score tag`` of a TREC run (a named tuple: a run has millions)."""
 
     line_number: int
     topic_id: str
@@ -150,18 +168,23 @@ def iter_run(path: str | os.PathLike[str], *, progress: bool = False) -> Iterato
     score a finite number. Duplicate docids within a topic are not detected: that needs memory proportional
     to the run, and a run file is streamed in constant memory."""
     for line_number, line in iter_lines(path, progress=progress):
-        columns = line.split()
+        columns = split_columns(line, path=path, line_number=line_number)
         if len(columns) != 6:
             raise TrecFormatError(
                 path, line_number, f"expected 6 columns 'topic Q0 docid rank score tag', found {len(columns)}"
             )
         topic_id, _, docid, rank_text, score_text, tag = columns
-        try:
-            rank = int(rank_text)
-        except ValueError:
-            raise TrecFormatError(path, line_number, f"rank {rank_text!r} is not an integer") from None
-        score = _parse_number(score_text, path=path, line_number=line_number, column="score")
-        yield RunLine(line_number, topic_id, docid, rank, score, tag)
+        if len(topic_id) > MAX_TOPIC_ID_LENGTH or len(docid) > MAX_DOCID_LENGTH:
+            _topic_id(topic_id, path=path, line_number=line_number)
+            _docid(docid, path=path, line_number=line_number)
+        yield RunLine(
+            line_number,
+            topic_id,
+            docid,
+            parse_integer(rank_text, what="rank", path=path, line_number=line_number),
+            parse_finite(score_text, what="score", path=path, line_number=line_number),
+            tag,
+        )
 
 
 def iter_topics_tsv(
@@ -174,11 +197,7 @@ def iter_topics_tsv(
         topic_id, question = topic_id.strip(), question.strip()
         if not tab:
             raise TrecFormatError(path, line_number, "expected 'topic_id<TAB>question', found no tab")
-        if not topic_id:
-            raise TrecFormatError(path, line_number, "empty topic id")
-        if any(character.isspace() for character in topic_id):
-            # A topic id with a space could never be named in a qrels or run line.
-            raise TrecFormatError(path, line_number, f"topic id {topic_id!r} contains white space")
+        _topic_id(topic_id, path=path, line_number=line_number)
         if not question:
             raise TrecFormatError(path, line_number, f"empty question for topic {topic_id}")
         yield line_number, topic_id, question
@@ -196,13 +215,12 @@ def iter_turns_tsv(path: str | os.PathLike[str], *, progress: bool = False) -> I
                 f"expected 4 tab-separated columns 'topic_id conversation_id turn utterance', found {len(columns)}",
             )
         topic_id, conversation_id, turn_text, utterance = (column.strip() for column in columns)
-        if not topic_id or not conversation_id:
-            raise TrecFormatError(path, line_number, "empty topic id or conversation id")
-        if not turn_text.isdecimal():
-            raise TrecFormatError(path, line_number, f"turn {turn_text!r} is not a whole number")
+        _topic_id(topic_id, path=path, line_number=line_number)
+        _conversation_id(conversation_id, path=path, line_number=line_number)
+        turn = parse_integer(turn_text, what="turn", path=path, line_number=line_number, minimum=0)
         if not utterance:
             raise TrecFormatError(path, line_number, f"empty utterance for topic {topic_id}")
-        yield CastTurn(line_number, topic_id, conversation_id, int(turn_text), utterance)
+        yield CastTurn(line_number, topic_id, conversation_id, turn, utterance)
 
 
 def iter_passages_tsv(
@@ -226,12 +244,7 @@ def iter_passages_jsonl(
     ``"contents"`` is accepted in place of ``"text"`` (the Pyserini/Anserini layout); an integer id is read as
     its decimal string. Other keys are ignored."""
     for line_number, line in iter_lines(path, progress=progress):
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise TrecFormatError(
-                path, line_number, f"bad JSON: {error.msg} at column {error.colno}"
-            ) from None
+        record = _json_loads(line, path=path, line_number=line_number)
         if not isinstance(record, dict):
             raise TrecFormatError(path, line_number, 'expected a JSON object {"id": ..., "text": ...}')
         docid = record.get("id")
@@ -245,12 +258,39 @@ def iter_passages_jsonl(
         yield line_number, *_checked_passage(docid.strip(), text, path=path, line_number=line_number)
 
 
+def _json_loads(text: str, *, path, line_number: int):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise TrecFormatError(path, line_number, f"bad JSON: {error.msg} at column {error.colno}") from None
+    except ValueError:  # an integer of more than 4300 digits (Python's limit on int() of a string)
+        raise TrecFormatError(path, line_number, "bad JSON: a number too long to read") from None
+    except RecursionError:
+        raise TrecFormatError(path, line_number, "bad JSON: nested too deeply") from None
+
+
+def _topic_id(value: str, *, path, line_number: int | None) -> str:
+    # An id with a space could never be named in a qrels or run line; the length is the database's.
+    return check_identifier(
+        value, what="topic id", max_length=MAX_TOPIC_ID_LENGTH, path=path, line_number=line_number
+    )
+
+
+def _conversation_id(value: str, *, path, line_number: int | None) -> str:
+    return check_identifier(
+        value, what="conversation id", max_length=MAX_TOPIC_ID_LENGTH, path=path, line_number=line_number
+    )
+
+
+def _docid(value: str, *, path, line_number: int | None) -> str:
+    return check_identifier(
+        value, what="docid", max_length=MAX_DOCID_LENGTH, path=path, line_number=line_number
+    )
+
+
 def _checked_passage(docid: str, text: str, *, path, line_number: int) -> tuple[str, str]:
-    if not docid:
-        raise TrecFormatError(path, line_number, "empty docid")
-    if any(character.isspace() for character in docid):
-        # A docid with a space could never be named in a qrels or run line.
-        raise TrecFormatError(path, line_number, f"docid {docid!r} contains white space")
+    _docid(docid, path=path, line_number=line_number)
+    check_text(text, what=f"text of docid {docid}", path=path, line_number=line_number)
     if not text.strip():
         raise TrecFormatError(path, line_number, f"empty text for docid {docid}")
     return docid, text.strip()
@@ -273,7 +313,9 @@ def read_cast_topics(path: str | os.PathLike[str]) -> list[CastTurn]:
 
     JSON has no lines of its own, so a structural error names the line where the offending conversation
     starts; a syntax error names the line the parser stopped on. A repeated topic id is an error."""
-    data = Path(path).read_bytes()
+    data = _read_bytes(path)
+    if data.startswith(UTF8_BYTE_ORDER_MARK):
+        data = data[len(UTF8_BYTE_ORDER_MARK) :]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -283,6 +325,8 @@ def read_cast_topics(path: str | os.PathLike[str]) -> list[CastTurn]:
             data.count(b"\n", 0, line_start) + 1,
             f"not UTF-8 text ({error.reason} at byte {error.start - line_start})",
         ) from None
+    if "\x00" in text:
+        raise TrecFormatError(path, _line_at(text, text.index("\x00")), "NUL character")
     decoder = json.JSONDecoder()
     position = _skip_space(text, 0)
     if not text.startswith("[", position):
@@ -296,6 +340,10 @@ def read_cast_topics(path: str | os.PathLike[str]) -> list[CastTurn]:
             conversation, position = decoder.raw_decode(text, position)
         except json.JSONDecodeError as error:
             raise TrecFormatError(path, error.lineno, f"bad JSON: {error.msg}") from None
+        except ValueError:  # an integer of more than 4300 digits (Python's limit on int() of a string)
+            raise TrecFormatError(path, line_number, "bad JSON: a number too long to read") from None
+        except RecursionError:
+            raise TrecFormatError(path, line_number, "bad JSON: nested too deeply") from None
         for turn in _cast_conversation_turns(conversation, path=path, line_number=line_number):
             if turn.topic_id in first_lines:
                 raise TrecFormatError(
@@ -323,15 +371,21 @@ def _cast_conversation_turns(conversation, *, path, line_number: int) -> Iterato
     number = conversation.get("number")
     if isinstance(number, bool) or not isinstance(number, int | str) or str(number).strip() == "":
         raise TrecFormatError(path, line_number, 'conversation without a "number"')
-    conversation_id = str(number).strip()
+    conversation_id = _conversation_id(str(number).strip(), path=path, line_number=line_number)
     for index, turn in enumerate(conversation["turn"], start=1):
         turn_number = turn.get("number") if isinstance(turn, dict) else None
         utterance = turn.get("raw_utterance") if isinstance(turn, dict) else None
-        if isinstance(turn_number, bool) or not isinstance(turn_number, int) or turn_number < 0:
+        if isinstance(turn_number, bool) or not isinstance(turn_number, int):
             raise TrecFormatError(
                 path,
                 line_number,
                 f'conversation {conversation_id}, turn #{index}: "number" is not an integer',
+            )
+        if not 0 <= turn_number <= MAX_INTEGER:
+            raise TrecFormatError(
+                path,
+                line_number,
+                f'conversation {conversation_id}, turn #{index}: "number" is out of range (0 to {MAX_INTEGER})',
             )
         if not isinstance(utterance, str) or not utterance.strip():
             raise TrecFormatError(
@@ -339,9 +393,24 @@ def _cast_conversation_turns(conversation, *, path, line_number: int) -> Iterato
                 line_number,
                 f'conversation {conversation_id}, turn {turn_number}: empty "raw_utterance"',
             )
-        yield CastTurn(
-            line_number, f"{conversation_id}_{turn_number}", conversation_id, turn_number, utterance.strip()
+        check_text(
+            utterance,
+            what=f'"raw_utterance" of conversation {conversation_id}, turn {turn_number}',
+            path=path,
+            line_number=line_number,
         )
+        topic_id = _topic_id(f"{conversation_id}_{turn_number}", path=path, line_number=line_number)
+        yield CastTurn(line_number, topic_id, conversation_id, turn_number, utterance.strip())
+
+
+def _read_bytes(path: str | os.PathLike[str]) -> bytes:
+    if not is_gzip(path):
+        return Path(path).read_bytes()
+    try:
+        with gzip.open(path, "rb") as handle:
+            return handle.read()
+    except (gzip.BadGzipFile, EOFError, zlib.error) as error:
+        raise TrecFormatError(path, None, f"not a readable gzip file ({error})") from None
 
 
 def _skip_space(text: str, position: int) -> int:

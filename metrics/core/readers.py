@@ -1,29 +1,31 @@
 """Readers for TREC qrels and run files into columns (numpy and Arrow arrays, no per-line Python objects).
 
-Formats (whitespace separated: spaces or tabs; blank lines are skipped):
+Formats (columns separated by ASCII spaces or tabs; blank lines are skipped):
 
 - qrels: ``topic Q0 docid value``. ``value`` is a float (preference qrels of Clarke et al. use any positive
   float; graded qrels use integers). A repeated ``(topic, docid)`` keeps the **maximum** value, at the place of
-  its first line (the rule of the reference ``compatibility.py``, metric-anchors.md section 1).
+  its first line (the rule of the reference ``compatibility.py`` of Clarke, Vtyurina and Smucker, "Assessing
+  top-k preferences").
 - run: ``topic Q0 docid rank score runid``. The rank column is read but never used (every measure orders by
   score); the runid is the one on the **last** line, as in the reference script.
 
 Runs are read by Arrow's multi-threaded CSV reader when every line uses one delimiter (one tab or one space
 between fields, the usual case), else by pandas' C parser (any whitespace); run docids stay in Arrow arrays, so
 a run of millions of lines creates no Python object per line. Qrels (small) are read by pandas into numpy.
-Files ending in ``.gz`` are decompressed. A malformed file is re-read line by line only to name the first bad
-line in a :class:`TrecFormatError` (``file:line: problem``). Blank lines are skipped (the reference crashes).
+Files ending in ``.gz`` are decompressed; a UTF-8 byte-order mark is skipped. A malformed file is re-read line
+by line only to name the first bad line in a :class:`trecio.TrecFormatError` (``file:line: problem``), with the
+line rules of the streaming reader ``pools.trec`` (:mod:`trecio.text`). Blank lines are skipped (the reference
+crashes). Which reader serves which job, and why they differ on repeated lines: the docstring of :mod:`trecio`.
 """
 
 from __future__ import annotations
 
 import csv
-import gzip
-import io
-import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import pandas as pd
@@ -31,19 +33,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
+from trecio import TrecFormatError, open_binary
+from trecio.text import CONTROL_CHARACTER_CLASS, decode_line, is_blank, parse_finite, split_columns
+
 QRELS_COLUMNS = ("topic", "q0", "docid", "value")
 RUN_COLUMNS = ("topic", "q0", "docid", "rank", "score", "runid")
 
 
-class TrecFormatError(ValueError):
-    """A qrels or run file that cannot be read; ``str()`` is ``path:line: problem``."""
-
-    def __init__(self, path: str | Path, line: int | None, problem: str):
-        self.path = str(path)
-        self.line = line
-        self.problem = problem
-        where = f"{self.path}:{line}" if line is not None else self.path
-        super().__init__(f"{where}: {problem}")
+__all__ = ["QRELS_COLUMNS", "RUN_COLUMNS", "Qrels", "Run", "TrecFormatError", "read_qrels", "read_run"]
 
 
 @dataclass(frozen=True)
@@ -58,7 +55,7 @@ class Qrels:
     value: np.ndarray
 
     @classmethod
-    def from_records(cls, records) -> Qrels:
+    def from_records(cls, records: Iterable[tuple[str, str, float]]) -> Qrels:
         """Build from ``(topic, docid, value)`` tuples with the file rules (duplicates keep the maximum)."""
         frame = pd.DataFrame(list(records), columns=["topic", "docid", "value"])
         return _qrels_from_frame(frame.astype({"topic": object, "docid": object, "value": np.float64}))
@@ -91,7 +88,7 @@ class Run:
     docid: pa.Array
     score: np.ndarray
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         # Accept lists or numpy arrays too (API callers), stored as the Arrow/numpy types the measures expect.
         for name in ("topic", "docid"):
             value = getattr(self, name)
@@ -104,7 +101,7 @@ class Run:
             raise ValueError("topic, docid and score must have the same length")
 
     @classmethod
-    def from_records(cls, records, runid: str = "run") -> Run:
+    def from_records(cls, records: Iterable[tuple[str, str, float]], runid: str = "run") -> Run:
         """Build from ``(topic, docid, score)`` tuples in file order (a test and API convenience)."""
         rows = list(records)
         return cls(
@@ -176,13 +173,13 @@ def _read_run_arrow(path: Path) -> Run | None:
     score = table.column("score").combine_chunks()
     if score.null_count or not pc.all(pc.is_finite(score)).as_py():
         return None
-    # An empty field or one holding the other delimiter (tab vs space) would hide a wrong field count.
-    other = " " if delimiter == "\t" else "\t"
+    # An empty field or one holding the other delimiter (tab vs space) would hide a wrong field count; a
+    # control character is refused as the streaming reader refuses it (trecio.text.split_columns).
     for name in ("topic", "docid", "runid"):
-        column = table.column(name)
+        column = table.column(name).combine_chunks()
         if name != "docid":  # few distinct topics and runids: check those only
             column = pc.unique(column)
-        if pc.min(pc.binary_length(column)).as_py() == 0 or pc.any(pc.match_substring(column, other)).as_py():
+        if pc.min(pc.binary_length(column)).as_py() == 0 or _has_space_or_control(column):
             return None
     return Run(
         runid=table.column("runid")[-1].as_py(),
@@ -190,6 +187,18 @@ def _read_run_arrow(path: Path) -> Run | None:
         docid=table.column("docid").combine_chunks(),
         score=score.to_numpy(),
     )
+
+
+def _has_space_or_control(strings: pa.Array) -> bool:
+    """Whether any string holds a space, a tab or another control character: one vectorised pass over the
+    array's UTF-8 bytes (bytes below 0x21 and 0x7F are never part of a multi-byte character)."""
+    _, offsets_buffer, data = strings.buffers()
+    if data is None or len(strings) == 0:
+        return False
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int32)
+    start, end = offsets[strings.offset], offsets[strings.offset + len(strings)]
+    raw = np.frombuffer(data, dtype=np.uint8)[start:end]
+    return bool(((raw < 0x21) | (raw == 0x7F)).any())
 
 
 def _qrels_from_frame(frame: pd.DataFrame) -> Qrels:
@@ -232,42 +241,37 @@ def _read_columns(path: str | Path, columns: tuple[str, ...], *, float_column: s
         (frame[last] == "").any()
         or (frame["spare"] != "").any()
         or not np.isfinite(frame[float_column].to_numpy()).all()
+        or any(
+            frame[name].str.contains(f"[{CONTROL_CHARACTER_CLASS}]", regex=True).any()
+            for name in columns
+            if name != float_column
+        )
     ):
         _raise_first_bad_line(path, columns, float_column)
     return frame.drop(columns="spare")
 
 
-def _open_binary(path: Path):
-    # pandas and Arrow decompress *.gz by extension (TREC distributes runs as input.<runid>.gz); so do we.
-    return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
+def _open_binary(path: Path) -> BinaryIO:
+    # pandas and Arrow decompress *.gz by extension (TREC distributes runs as input.<runid>.gz); so does trecio.
+    return open_binary(path)
 
 
 def _raise_first_bad_line(path: Path, columns: tuple[str, ...], float_column: str) -> None:
-    """Scan the file in Python (the slow path, taken only for bad files) and raise for its first bad line."""
+    """Scan the file in Python (the slow path, taken only for bad files) and raise for its first bad line,
+    with the streaming reader's line rules."""
     float_index = columns.index(float_column)
     kind = "qrels" if len(columns) == len(QRELS_COLUMNS) else "run"
-    try:
-        with io.TextIOWrapper(_open_binary(path), encoding="utf-8") as lines:
-            for number, line in enumerate(lines, start=1):
-                fields = line.split()
-                if not fields:
-                    continue
-                if len(fields) != len(columns):
-                    raise TrecFormatError(
-                        path,
-                        number,
-                        f"expected {len(columns)} fields ({' '.join(columns)}) in a {kind} line, found {len(fields)}",
-                    )
-                try:
-                    number_value = float(fields[float_index])
-                except ValueError:
-                    raise TrecFormatError(
-                        path, number, f"{float_column} {fields[float_index]!r} is not a number"
-                    ) from None
-                if not math.isfinite(number_value):
-                    raise TrecFormatError(
-                        path, number, f"{float_column} {fields[float_index]!r} is not finite"
-                    )
-    except UnicodeDecodeError as error:
-        raise TrecFormatError(path, None, f"not UTF-8 text ({error.reason} at byte {error.start})") from None
+    with _open_binary(path) as lines:
+        for number, raw in enumerate(lines, start=1):
+            line = decode_line(raw, path=path, line_number=number)
+            if is_blank(line):
+                continue
+            fields = split_columns(line, path=path, line_number=number)
+            if len(fields) != len(columns):
+                raise TrecFormatError(
+                    path,
+                    number,
+                    f"expected {len(columns)} fields ({' '.join(columns)}) in a {kind} line, found {len(fields)}",
+                )
+            parse_finite(fields[float_index], what=float_column, path=path, line_number=number)
     raise TrecFormatError(path, None, f"cannot be read as a {kind} file")

@@ -4,8 +4,9 @@ Every function takes an :class:`~metrics.core.ranking.Alignment` built with the 
 (``DOCID_DESCENDING``, ``duplicates="collapse"``) and returns one float per topic, shape (T,). Positions are
 0-based here; the formulas below use 1-based ranks f. Binary relevance is ``value >= threshold`` (trec_eval's
 ``-l``, default 1); with preference qrels, first turn values into levels (:func:`metrics.core.ideal.
-levels_from_values`, measures.md section 9.4). Unjudged items are non-relevant. A topic missing from the run has
-an empty ranking (score 0; ESL its worst case).
+levels_from_values`; effectiveness levels as in Clarke, Vtyurina and Smucker, "Assessing top-k
+preferences", section 3.1). Unjudged items are non-relevant. A topic missing from the run has an empty ranking
+(score 0; ESL its worst case).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def precision(alignment: Alignment, k: int, threshold: float = DEFAULT_THRESHOLD
 
 def average_precision(alignment: Alignment, threshold: float = DEFAULT_THRESHOLD) -> np.ndarray:
     """AP = (1/m) * sum_i i / f_i over retrieved relevant items in rank order (trec_eval map), m = number of
-    judged relevant items (retrieved or not); 0 when m = 0 (measures.md 1.2)."""
+    judged relevant items (retrieved or not); 0 when m = 0."""
     is_relevant = alignment.value >= threshold
     rows = np.flatnonzero(is_relevant & (alignment.position != NOT_RETRIEVED))
     rows = rows[np.lexsort((alignment.position[rows], alignment.judged_topic[rows]))]
@@ -35,7 +36,8 @@ def average_precision(alignment: Alignment, threshold: float = DEFAULT_THRESHOLD
     precision_at_item = recall_level / (alignment.position[rows] + 1.0)
     total = _sum_by_topic(topic, weights=precision_at_item, minlength=alignment.topic_count)
     relevant_count = _per_topic(alignment, is_relevant.astype(np.float64))
-    return np.divide(total, relevant_count, out=np.zeros_like(total), where=relevant_count > 0)
+    result: np.ndarray = np.divide(total, relevant_count, out=np.zeros_like(total), where=relevant_count > 0)
+    return result
 
 
 def reciprocal_rank(alignment: Alignment, threshold: float = DEFAULT_THRESHOLD) -> np.ndarray:
@@ -47,7 +49,7 @@ def reciprocal_rank(alignment: Alignment, threshold: float = DEFAULT_THRESHOLD) 
 def ndcg(alignment: Alignment, k: int | None = None) -> np.ndarray:
     """NDCG@k = DCG@k / IDCG@k with DCG = sum_f gain / log2(f + 1) and gain = the qrels value (linear, trec_eval
     ndcg and ndcg_cut.k; values <= 0 give no gain). IDCG sorts all judged gains of the topic descending; both
-    sums stop at k (``None``: no cutoff). 0 when IDCG = 0 (measures.md 1.3)."""
+    sums stop at k (``None``: no cutoff). 0 when IDCG = 0."""
     if k is not None:
         _check_cutoff(k)
     cutoff = np.iinfo(np.int64).max if k is None else k
@@ -68,12 +70,13 @@ def ndcg(alignment: Alignment, k: int | None = None) -> np.ndarray:
         weights=gain[rows][in_cutoff] / np.log2(ideal_position[in_cutoff] + 2.0),
         minlength=alignment.topic_count,
     )
-    return np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
+    result: np.ndarray = np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
+    return result
 
 
 def rbp(alignment: Alignment, p: float, threshold: float = DEFAULT_THRESHOLD) -> np.ndarray:
     """Rank-biased precision (Moffat and Zobel 2008): (1 - p) * sum_f r_f * p^(f-1) over the whole run, binary
-    r_f (measures.md 1.4). Example: [a, x, b] with a, b relevant, p = 0.5 gives 0.625."""
+    r_f. Example: [a, x, b] with a, b relevant, p = 0.5 gives 0.625."""
     _check_p(p)
     hit = _is_relevant_retrieved(alignment, threshold)
     weight = np.where(hit, (1 - p) * p ** np.maximum(alignment.position, 0), 0.0)
@@ -83,7 +86,7 @@ def rbp(alignment: Alignment, p: float, threshold: float = DEFAULT_THRESHOLD) ->
 def rbp_residual(alignment: Alignment, p: float) -> np.ndarray:
     """RBP residual: the most RBP could grow if unjudged items were relevant and the run went on forever,
     (1 - p) * sum_{f <= d, unjudged} p^(f-1) + p^d = 1 - (1 - p) * sum_{judged f} p^(f-1) (d = run length).
-    Report RBP as [rbp, rbp + residual]. Example: [a, u, n], u unjudged, p = 0.5 gives 0.375 (measures.md M8)."""
+    Report RBP as [rbp, rbp + residual]. Example: [a, u, n], u unjudged, p = 0.5 gives 0.375 (Moffat and Zobel 2008, section 4)."""
     _check_p(p)
     judged = alignment.position != NOT_RETRIEVED
     weight = np.where(judged, (1 - p) * p ** np.maximum(alignment.position, 0), 0.0)
@@ -93,11 +96,11 @@ def rbp_residual(alignment: Alignment, p: float) -> np.ndarray:
 def expected_search_length(
     alignment: Alignment, corpus_size: int = 1000, threshold: float = DEFAULT_THRESHOLD
 ) -> np.ndarray:
-    """Type-1 expected search length as in Diaz (lexiprecision paper): ESL = f_1, the rank of the first relevant
-    item; lower is better. When no relevant item is retrieved, the worst case of measures.md 1.5/A5: the m
-    relevant items fill the last slots of a corpus of ``corpus_size`` items, so ESL = corpus_size - m + 1 (at
-    least run length + 1, so an unretrieved item never beats a retrieved one). A topic without relevant items
-    has ESL 0 (nothing to search for)."""
+    """Type-1 expected search length as in Diaz, "Best-Case Retrieval Evaluation" (lexiprecision): ESL = f_1,
+    the rank of the first relevant item; lower is better. When no relevant item is retrieved, the worst case
+    (docs/decisions.md, "ESL when nothing relevant is retrieved"): the m relevant items fill the last slots of
+    a corpus of ``corpus_size`` items, so ESL = corpus_size - m + 1 (at least run length + 1, so an
+    unretrieved item never beats a retrieved one). A topic without relevant items has ESL 0."""
     first = _first_relevant_rank(alignment, threshold)
     relevant_count = _per_topic(alignment, (alignment.value >= threshold).astype(np.float64)).astype(np.int64)
     worst = np.maximum(corpus_size - relevant_count + 1, alignment.run_length + 1)
@@ -109,11 +112,13 @@ def _first_relevant_rank(alignment: Alignment, threshold: float) -> np.ndarray:
     hit = _is_relevant_retrieved(alignment, threshold)
     first = np.full(alignment.topic_count, np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(first, alignment.judged_topic[hit], alignment.position[hit] + 1)
-    return np.where(first == np.iinfo(np.int64).max, 0, first)
+    result: np.ndarray = np.where(first == np.iinfo(np.int64).max, 0, first)
+    return result
 
 
 def _is_relevant_retrieved(alignment: Alignment, threshold: float) -> np.ndarray:
-    return (alignment.value >= threshold) & (alignment.position != NOT_RETRIEVED)
+    result: np.ndarray = (alignment.value >= threshold) & (alignment.position != NOT_RETRIEVED)
+    return result
 
 
 def _per_topic(alignment: Alignment, weights: np.ndarray) -> np.ndarray:

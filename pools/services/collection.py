@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from pools.models import Collection, Run
+from pools.models import Collection
+from pools.services.runs import run_file_delete_if_unused
 
 
 def collection_create(*, name: str, description: str = "", is_strict: bool = True) -> Collection:
@@ -22,8 +23,13 @@ def collection_get_or_create(*, name: str, description: str = "", is_strict: boo
 
 
 def collection_delete(*, collection: Collection) -> None:
-    """Delete a collection with its topics, items, judgments and runs; the run files go once committed."""
+    """Delete a collection with its topics, items, judgments and runs; the run files go once committed, except
+    those that runs imported since under the same names read (a collection deleted and loaded again)."""
     file_names = list(collection.runs.values_list("file", flat=True))
     collection.delete()
-    storage = Run._meta.get_field("file").storage
-    transaction.on_commit(lambda: [storage.delete(file_name) for file_name in file_names])
+
+    def delete_files() -> None:
+        for file_name in file_names:
+            run_file_delete_if_unused(file_name)
+
+    transaction.on_commit(delete_files)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 from django.db import transaction
@@ -13,7 +14,7 @@ from pools.services.collection import collection_delete, collection_get_or_creat
 from pools.services.importing import ImportRejectedError, ImportResult
 from pools.services.passages import passages_import
 from pools.services.qrels import qrels_import
-from pools.services.runs import run_import
+from pools.services.runs import run_files_clean, run_import
 from pools.services.topics import topics_import_tsv, topics_import_turns
 
 
@@ -48,7 +49,6 @@ def demo_load(
     if missing:
         raise ImportRejectedError(f"the demo collection is incomplete: missing {', '.join(missing)}")
     runs: list[Run] = []
-    new_files: list[str] = []
     try:
         with transaction.atomic():
             if reset:
@@ -66,18 +66,10 @@ def demo_load(
             passages = passages_import(collection=collection, path=paths["passages"], format="jsonl")
             qrels = qrels_import(collection=collection, path=paths["qrels"], replace=True)
             for run_path in sorted((directory / "runs").glob("*.run")):
-                previous_file = (
-                    collection.runs.filter(name=run_path.stem).values_list("file", flat=True).first()
-                )
-                run = run_import(collection=collection, path=run_path, replace=True, progress=progress)
-                runs.append(run)
-                if run.file.name != previous_file:
-                    new_files.append(run.file.name)
+                runs.append(run_import(collection=collection, path=run_path, replace=True, progress=progress))
     except BaseException:
-        # run_import removes its own file when it fails; these are the files of runs that an outer rollback
-        # undid. A run left unchanged kept its committed file, which must stay.
-        storage = Run._meta.get_field("file").storage
-        for file_name in new_files:
-            storage.delete(file_name)
+        # run_import removes its own files when it fails; the files of the runs imported before the failure
+        # (moved into place, or waiting for a commit that will not come) are read by no row now.
+        run_files_clean(collection_name=DEMO_COLLECTION_NAME, older_than=timedelta(0))
         raise
     return DemoLoadResult(collection, topics, passages, qrels, runs)

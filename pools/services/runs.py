@@ -4,18 +4,24 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import tempfile
+import time
+from datetime import timedelta
 from pathlib import Path
 
-from django.core.files import File
 from django.db import transaction
 
 from pools import trec
 from pools.models import Collection, Run
 from pools.services.importing import ImportRejectedError, topic_pks_resolving
-from pools.trec import TrecFormatError
+from trecio import TrecFormatError, is_gzip, open_binary
 
 # A run name becomes part of a file name under MEDIA_ROOT (runs/<collection>/<name>.run).
 RUN_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,199}$")
+TEMPORARY_SUFFIX = ".part"
+# A file no row reads is deleted once it is this old: older than any import still copying or committing.
+ORPHAN_AGE = timedelta(hours=1)
 
 
 def run_import(
@@ -26,15 +32,21 @@ def run_import(
     replace: bool = False,
     progress: bool = False,
 ) -> Run:
-    """Validate a TREC run by streaming it and store it, unchanged, as a file under MEDIA_ROOT.
+    """Validate a TREC run by streaming it and store it as the file ``runs/<collection>/<name>.run`` under
+    MEDIA_ROOT (a ``*.gz`` run is stored decompressed, so every reader of stored runs reads plain text).
 
     Memory stays constant in the number of lines (a run may hold tens of millions); what grows is the set
     of topic ids. The Run records the line and topic counts. ``name`` defaults to the file name without
-    extension. Topics not in the collection are refused when it is strict and created otherwise. An existing
-    run of the same name is an error unless ``replace``; its old file is deleted only once the new one is
-    committed; a replacement identical to the stored file changes nothing. If anything fails, the database
-    and the media folder are left as they were."""
-    name = name if name is not None else Path(path).stem
+    ``.gz`` and extension (``bm25.run.gz`` gives ``bm25``, TREC's ``input.bm25.gz`` too). Topics not in the
+    collection are refused when it is strict and created otherwise. An existing run of the same name is an
+    error unless ``replace``; a replacement identical to the stored file changes nothing.
+
+    The file is copied to a temporary name first and moved into place by an atomic rename: on commit when a
+    file is already there (a committed row may read it), else at once. So a crash or a rollback never
+    leaves a stored run whose file disagrees with its row, a re-import never gets a suffixed name, and
+    files left by a killed process or an outer rollback are removed by later imports (see
+    docs/decisions.md, "Run files: temporary name, then rename")."""
+    name = name if name is not None else _default_name(path)
     if not RUN_NAME_PATTERN.match(name):
         raise ImportRejectedError(
             f"{path}: run name {name!r} must be 1-200 letters, digits, '.', '_', '+' or '-', starting with a letter or digit"
@@ -50,35 +62,113 @@ def run_import(
     if line_count == 0:
         raise TrecFormatError(path, 1, "the run has no lines")
 
-    saved_name = None
+    storage = Run._meta.get_field("file").storage
+    final_name = run_file_name(collection=collection, name=name)
+    run_files_clean(collection_name=collection.name)
+    final_path = Path(storage.path(final_name))
+    temporary_path = _copy_to_temporary(path, final_path)
+    moved_path = None
     try:
         with transaction.atomic():
             topic_pks_resolving(collection, topic_first_lines, path=path)
             run = Run.objects.select_for_update().filter(collection=collection, name=name).first()
             if run is not None and not replace:
                 raise _run_exists_error(collection, name, path)
-            if run is not None and _stored_file_equals(run, path):
+            if run is not None and _stored_file_equals(run, temporary_path):
                 # Re-importing the same file (e.g. loading the demo again) changes nothing.
+                temporary_path.unlink()
                 return run
             old_file_name = run.file.name if run is not None else None
             run = run or Run(collection=collection, name=name)
-            with open(path, "rb") as handle:
-                run.file.save(f"{name}.run", File(handle), save=False)
-            saved_name = run.file.name
+            run.file.name = final_name
             run.line_count = line_count
             run.topic_count = len(topic_first_lines)
             run.save()
-            if old_file_name and old_file_name != saved_name:
-                storage = run.file.storage
-                transaction.on_commit(lambda: storage.delete(old_file_name))
+            if final_path.exists():
+                # A committed row may read the file there: replace it only once ours commits.
+                transaction.on_commit(lambda: _move_into_place(temporary_path, final_path))
+            else:
+                _move_into_place(temporary_path, final_path)
+                moved_path = final_path
+            if old_file_name and old_file_name != final_name:
+                # A file of an older version of this service, stored under a suffixed name.
+                transaction.on_commit(lambda: run_file_delete_if_unused(old_file_name))
     except BaseException:
-        if saved_name is not None:
-            Run._meta.get_field("file").storage.delete(saved_name)
+        temporary_path.unlink(missing_ok=True)
+        if moved_path is not None:
+            moved_path.unlink(missing_ok=True)
         raise
     return run
 
 
-def _stored_file_equals(run: Run, path: str | os.PathLike[str]) -> bool:
+def run_file_name(*, collection: Collection, name: str) -> str:
+    """Where a run's file is stored, relative to MEDIA_ROOT."""
+    return f"runs/{collection.name}/{name}.run"
+
+
+def run_files_clean(*, collection_name: str, older_than: timedelta = ORPHAN_AGE) -> list[str]:
+    """Delete the collection's run files that no row reads: temporary files of imports that were killed, and
+    files moved into place by an import whose transaction then rolled back. Only files older than
+    ``older_than`` go, so an import still in progress keeps its own. Returns the deleted names."""
+    storage = Run._meta.get_field("file").storage
+    directory = Path(storage.path(f"runs/{collection_name}"))
+    if not directory.is_dir():
+        return []
+    cutoff = time.time() - older_than.total_seconds()
+    used = set(Run.objects.filter(collection__name=collection_name).values_list("file", flat=True))
+    deleted = []
+    for entry in directory.iterdir():
+        name = f"runs/{collection_name}/{entry.name}"
+        if not entry.is_file() or name in used:
+            continue
+        try:
+            if entry.stat().st_mtime <= cutoff:
+                entry.unlink()
+                deleted.append(name)
+        except FileNotFoundError:  # another import cleaned it first
+            continue
+    return deleted
+
+
+def _default_name(path: str | os.PathLike[str]) -> str:
+    """The file name without ``.gz`` and its extension; TREC's ``input.<runid>[.gz]`` gives ``<runid>``."""
+    file_name = Path(path).name
+    if is_gzip(file_name):
+        file_name = file_name[: -len(".gz")]
+    if file_name.startswith("input.") and len(file_name) > len("input."):
+        return file_name[len("input.") :]
+    return Path(file_name).stem
+
+
+def _copy_to_temporary(source: str | os.PathLike[str], final_path: Path) -> Path:
+    """Copy (decompressing ``*.gz``) into a new hidden file beside ``final_path``, so that moving it into
+    place is a rename within one directory."""
+    final_path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary_name = tempfile.mkstemp(
+        dir=final_path.parent, prefix=f".{final_path.name}.", suffix=TEMPORARY_SUFFIX
+    )
+    temporary_path = Path(temporary_name)
+    try:
+        with open(descriptor, "wb") as target, open_binary(source) as handle:
+            shutil.copyfileobj(handle, target, 1 << 20)
+        temporary_path.chmod(0o644)
+    except BaseException:
+        temporary_path.unlink(missing_ok=True)
+        raise
+    return temporary_path
+
+
+def _move_into_place(temporary_path: Path, final_path: Path) -> None:
+    os.replace(temporary_path, final_path)
+
+
+def run_file_delete_if_unused(file_name: str) -> None:
+    """Delete a stored run file unless a run reads it."""
+    if not Run.objects.filter(file=file_name).exists():
+        Run._meta.get_field("file").storage.delete(file_name)
+
+
+def _stored_file_equals(run: Run, path: Path) -> bool:
     if not run.file or not run.file.storage.exists(run.file.name):
         return False
     if run.file.size != os.path.getsize(path):
@@ -100,8 +190,9 @@ def _run_exists_error(collection: Collection, name: str, path) -> ImportRejected
 
 
 def run_delete(*, run: Run) -> None:
-    """Delete a run; its file goes once the deletion is committed."""
-    file_name, storage = run.file.name, run.file.storage
+    """Delete a run; its file goes once the deletion is committed, unless a run imported since under the same
+    name reads it."""
+    file_name = run.file.name
     run.delete()
     if file_name:
-        transaction.on_commit(lambda: storage.delete(file_name))
+        transaction.on_commit(lambda: run_file_delete_if_unused(file_name))

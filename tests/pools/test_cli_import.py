@@ -143,3 +143,54 @@ def test_import_resolved_with_tsv_topics_is_a_usage_error(tmp_path, capsys, pool
     )
     assert capsys.readouterr().err == "toppref import topics: --resolved only applies to CAsT JSON topics\n"
     assert pools_state() == before
+
+
+# Files PostgreSQL used to refuse with a DataError traceback and SQLite imported: now refused by the reader on
+# both databases, with file:line: problem and exit status 1.
+LIMIT_CASES = [
+    (
+        "qrels",
+        "q.txt",
+        f"1 Q0 a 1\n1 Q0 {'d' * 201} 2\n",
+        f"docid '{'d' * 40}...' is 201 characters long (at most 200)",
+    ),
+    (
+        "qrels",
+        "q.txt",
+        f"1 Q0 a 1\n{'t' * 101} Q0 b 2\n",
+        f"topic id '{'t' * 40}...' is 101 characters long (at most 100)",
+    ),
+    ("qrels", "q.txt", "1 Q0 a 1\n1 Q0 b\x00 2\n", "NUL character at column 7"),
+    (
+        "run",
+        "r.run",
+        f"1 Q0 a 1 2 r\n{'t' * 101} Q0 b 2 1 r\n",
+        f"topic id '{'t' * 40}...' is 101 characters long (at most 100)",
+    ),
+    ("topics", "t.tsv", "1\tWhy?\n2\tWhy\x00 not?\n", "NUL character at column 6"),
+    (
+        "topics",
+        "c.json",
+        '[{"number": 1,\n "turn": [{"number": 2147483648, "raw_utterance": "Hi"}]}]',
+        'conversation 1, turn #1: "number" is out of range (0 to 2147483647)',
+    ),
+    ("passages", "p.jsonl", '{"id": "a", "text": "x\\u0000y"}\n', "NUL character in the text of docid a"),
+]
+
+
+@pytest.mark.parametrize(("kind", "name", "text", "problem"), LIMIT_CASES, ids=lambda value: str(value)[:12])
+def test_import_refuses_what_a_database_would_refuse(
+    tmp_path, capsys, media_root, pools_state, kind, name, text, problem
+):
+    CollectionFactory(name="toy", is_strict=False)
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    before = pools_state()
+    line = 1 if kind in ("passages", "topics") and name != "t.tsv" else 2
+    assert main(["import", kind, "toy", str(path), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("toppref import") and err.endswith(
+        f": {path}:{line}: {problem} (nothing imported)\n"
+    )
+    assert err.count("\n") == 1
+    assert pools_state() == before

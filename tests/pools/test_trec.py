@@ -114,7 +114,7 @@ def test_iter_topics_tsv(tmp_path):
     [
         ("3 What is a cow?", "expected 'topic_id<TAB>question', found no tab"),
         ("\tWhy?", "empty topic id"),
-        ("3 b\tWhy?", "topic id '3 b' contains white space"),
+        ("3 b\tWhy?", "topic id '3 b' contains white space or a control character"),
         ("3\t ", "empty question for topic 3"),
     ],
 )
@@ -144,7 +144,7 @@ def test_iter_passages_tsv_and_jsonl(tmp_path):
         ('{"text": "x"}', 'missing "id" (a string)'),
         ('{"id": "d2"}', "missing \"text\" (a string) for docid 'd2'"),
         ('{"id": "", "text": "x"}', "empty docid"),
-        ('{"id": "d 2", "text": "x"}', "docid 'd 2' contains white space"),
+        ('{"id": "d 2", "text": "x"}', "docid 'd 2' contains white space or a control character"),
         ('{"id": "d2", "text": "  "}', "empty text for docid d2"),
     ],
 )
@@ -237,9 +237,9 @@ def test_iter_turns_tsv(tmp_path):
             "c1_2\tc1\t2",
             "expected 4 tab-separated columns 'topic_id conversation_id turn utterance', found 3",
         ),
-        ("c1_2\tc1\ttwo\tand peel it?", "turn 'two' is not a whole number"),
-        ("c1_2\tc1\t\u00b2\tand peel it?", "turn '\u00b2' is not a whole number"),
-        ("c1_2\t\t2\tand peel it?", "empty topic id or conversation id"),
+        ("c1_2\tc1\ttwo\tand peel it?", "turn 'two' is not an integer"),
+        ("c1_2\tc1\t\u00b2\tand peel it?", "turn '\u00b2' is not an integer"),
+        ("c1_2\t\t2\tand peel it?", "empty conversation id"),
         ("c1_2\tc1\t2\t ", "empty utterance for topic c1_2"),
     ],
 )

@@ -2,6 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from judging.models import Campaign
 from judging.selectors import PREFERENCE_KINDS, campaign_preferences
+from trecio import qrels_line
 
 
 class Command(BaseCommand):
@@ -18,7 +19,7 @@ class Command(BaseCommand):
             raise CommandError(f"no campaign named {name!r}")
         preferences = campaign_preferences(campaign=campaign, kind=kind)
         lines = [
-            f"{topic_id} Q0 {docid} {value:g}\n"
+            qrels_line(topic_id, docid, value)
             for topic_id, values in preferences.items()
             for docid, value in sorted(values.items())
         ]

@@ -75,7 +75,7 @@ def test_read_empty_run_gives_no_lines_and_file_name_as_runid(tmp_path):
             "expected 6 fields (topic q0 docid rank score runid) in a run line, found 7",
         ),
         ("t1 Q0 d1 1 2 r\nt1 Q0 d2 2 high r\n", 2, "score 'high' is not a number"),
-        ("t1 Q0 d1 1 nan r\n", 1, "score 'nan' is not finite"),
+        ("t1 Q0 d1 1 nan r\n", 1, "score 'nan' is not a finite number"),
         (
             "# comment line\nt1 Q0 d1 1 2 r\n",
             1,
@@ -89,7 +89,7 @@ def test_read_run_bad_line_names_file_line_and_problem(tmp_path, text, line, pro
     with pytest.raises(TrecFormatError) as raised:
         read_run(path)
     assert str(raised.value) == f"{path}:{line}: {problem}"
-    assert (raised.value.line, raised.value.problem) == (line, problem)
+    assert (raised.value.line_number, raised.value.problem) == (line, problem)
 
 
 @pytest.mark.parametrize(

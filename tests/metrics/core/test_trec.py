@@ -1,4 +1,4 @@
-"""trec_eval-style measures (metrics/core/trec.py): measures.md section 6 and 9.3 worked examples, and equality
+"""trec_eval-style measures (metrics/core/trec.py): hand-checked worked examples, and equality
 with pytrec_eval-terrier per topic on all 23 CAsT 2019 runs."""
 
 import pytest
@@ -30,7 +30,7 @@ def one(values):
     return float(values[0])
 
 
-# measures.md 6.1 -------------------------------------------------------------------------------------------
+# hand-checked toy cases -------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -118,7 +118,7 @@ def test_cutoffs_and_p_are_checked():
         trec.rbp(alignment, 1.5)
 
 
-# measures.md 9.3: a weak ordering (levels a=3, b=2, c=1) fed to binary and graded measures ------------------
+# a weak ordering (levels a=3, b=2, c=1) fed to binary and graded measures ------------------
 
 WEAK_ORDER = {"a": 3, "b": 2, "c": 1}
 PI = ["b", "a", "x", "c"]
