@@ -9,6 +9,16 @@ import random
 import sys
 from pathlib import Path
 
+from config.cli import (
+    DataError,
+    bounded_int,
+    finite_float,
+    input_file,
+    non_negative_float,
+    output_file,
+    seed,
+    warn,
+)
 from judging.engine import (
     CULLING_RULES,
     CrowdParams,
@@ -31,11 +41,23 @@ EXIT_BAD_INPUT = 1
 EXIT_BAD_PARAMETERS = 2
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add this app's subcommands."""
+# Bounds that keep a mistyped value from running for minutes (a CAsT 2019 pool holds at most 112 candidates).
+MAX_POOL_SIZE = 10_000
+MAX_TRIALS = 100_000
+MAX_PER_HIT = 100
+
+
+def register(subparsers: argparse._SubParsersAction, only: str | None = None) -> None:
+    """Add this app's subcommands (only the one named ``only`` when given; see config/cli.py)."""
+    if only in (None, "simulate"):
+        _register_simulate(subparsers)
+    if only in (None, "plan"):
+        _register_plan(subparsers)
+
+
+def _register_simulate(subparsers: argparse._SubParsersAction) -> None:
     simulate = subparsers.add_parser(
         "simulate",
-        help="run a crowd campaign or a dedicated tournament with simulated assessors",
         description=(
             "Thin the graded qrels to candidate pools (paper section 4.1), judge them with a simulated assessor "
             "that follows --oracle (a preference qrels file: higher value wins, equal values: smaller docid "
@@ -48,7 +70,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     _add_crowd_arguments(simulate)
     simulate.add_argument("--mode", choices=("crowd", "tournament"), default="crowd", help="default: crowd")
-    simulate.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    simulate.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
     simulate.add_argument(
         "--out", type=Path, help="write the preference qrels here (TREC: topic Q0 docid value)"
     )
@@ -59,10 +81,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="which preference qrels to write (default: combined, top-k coded 10*(k+1-rank) above the grades)",
     )
     noise = simulate.add_mutually_exclusive_group()
-    noise.add_argument("--error-rate", type=float, help="reverse each judgment with this probability")
+    noise.add_argument("--error-rate", type=finite_float, help="reverse each judgment with this probability")
     noise.add_argument(
         "--discriminability",
-        type=float,
+        type=finite_float,
         help="reverse a judgment with probability Phi(-d*gap/sqrt(2)), gap = level difference of the pair",
     )
     simulate.add_argument(
@@ -72,29 +94,47 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     simulate.set_defaults(handler=simulate_command, needs_django=False)
 
+
+def _register_plan(subparsers: argparse._SubParsersAction) -> None:
     plan = subparsers.add_parser(
         "plan",
-        help="estimate judgments, HITs, cost and the risk of losing a top-k item for a crowd campaign",
         description=(
             "Monte-Carlo plan of the crowd pipeline with a consistent crowd, over the pools of the thinned "
-            "--qrels or over one pool of --pool-size candidates. Prints JSON on stdout."
+            "--qrels or over one pool of --pool-size candidates. Prints JSON on stdout for scripts and a short "
+            "summary in words on stderr."
         ),
     )
     plan.add_argument(
         "--qrels", type=Path, help="graded qrels (topic Q0 docid grade); pools are thinned at k"
     )
-    plan.add_argument("--pool-size", type=int, help="plan for a single pool of this many candidates instead")
+    plan.add_argument(
+        "--pool-size",
+        type=bounded_int(0, MAX_POOL_SIZE),
+        help=f"plan for a single pool of this many candidates instead (at most {MAX_POOL_SIZE:,})",
+    )
     _add_crowd_arguments(plan)
-    plan.add_argument("--trials", type=int, default=100, help="Monte-Carlo trials (default 100)")
-    plan.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    plan.add_argument(
+        "--trials", type=bounded_int(1, MAX_TRIALS), default=100, help="Monte-Carlo trials (default 100)"
+    )
+    plan.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
     plan.set_defaults(handler=plan_command, needs_django=False)
 
 
 def _add_crowd_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-k", type=int, default=5, help="depth of the top-k (default 5)")
-    parser.add_argument("-F", type=int, default=9, help="stage 2 starts at F candidates or fewer (default 9)")
     parser.add_argument(
-        "-P", type=int, default=7, help="opponents per candidate per stage-1 round (default 7)"
+        "-k", type=bounded_int(1, MAX_POOL_SIZE), default=5, help="depth of the top-k (default 5)"
+    )
+    parser.add_argument(
+        "-F",
+        type=bounded_int(1, MAX_POOL_SIZE),
+        default=9,
+        help="stage 2 starts at F candidates or fewer (default 9)",
+    )
+    parser.add_argument(
+        "-P",
+        type=bounded_int(1, MAX_POOL_SIZE),
+        default=7,
+        help="opponents per candidate per stage-1 round (default 7)",
     )
     parser.add_argument(
         "--culling",
@@ -103,7 +143,10 @@ def _add_crowd_arguments(parser: argparse.ArgumentParser) -> None:
         help="half: cull iff 2*wins < opponents (default); strict_majority: iff 2*wins <= opponents",
     )
     parser.add_argument(
-        "--max-rounds", type=int, default=10, help="stage-1 rounds before stage 2 is forced (default 10)"
+        "--max-rounds",
+        type=bounded_int(1, 1000),
+        default=10,
+        help="stage-1 rounds before stage 2 is forced (default 10)",
     )
     parser.add_argument(
         "--no-reinstatement",
@@ -111,12 +154,19 @@ def _add_crowd_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_false",
         help="never bring culled candidates back when fewer than k survive a round (the paper's bare rule)",
     )
-    parser.add_argument("--preferences-per-hit", type=int, default=10, help="default 10")
-    parser.add_argument("--challenges-per-hit", type=int, default=3, help="default 3")
     parser.add_argument(
-        "--pay-per-hit", type=float, default=2.00, help="USD to the worker per HIT (default 2.00)"
+        "--preferences-per-hit", type=bounded_int(1, MAX_PER_HIT), default=10, help="default 10"
     )
-    parser.add_argument("--fee", type=float, default=0.40, help="USD platform fee per HIT (default 0.40)")
+    parser.add_argument("--challenges-per-hit", type=bounded_int(0, MAX_PER_HIT), default=3, help="default 3")
+    parser.add_argument(
+        "--pay-per-hit",
+        type=non_negative_float,
+        default=2.00,
+        help="USD to the worker per HIT (default 2.00)",
+    )
+    parser.add_argument(
+        "--fee", type=non_negative_float, default=0.40, help="USD platform fee per HIT (default 0.40)"
+    )
 
 
 def _crowd_settings(args: argparse.Namespace) -> tuple[CrowdParams, HitShape, Pricing]:
@@ -154,14 +204,21 @@ def simulate_command(args: argparse.Namespace) -> int:
             raise ValueError(f"--discriminability must be positive (got {args.discriminability})")
     except ValueError as error:
         return _fail("simulate", str(error), EXIT_BAD_PARAMETERS)
+    if args.out is not None:
+        output_file(args.out)
+    for path in (args.qrels, args.oracle, args.replay):
+        if path is not None:
+            input_file(path)
+    graded = _read_qrels(args.qrels, "simulate")
+    values = _read_qrels(args.oracle, "simulate")
     try:
-        graded = read_qrels(args.qrels)
-        values = read_qrels(args.oracle)
         log = read_judgment_log(args.replay) if args.replay is not None else None
-    except (TrecFormatError, JudgmentLogError) as error:
-        return _fail("simulate", str(error), EXIT_BAD_INPUT)
+    except JudgmentLogError as error:
+        raise DataError(str(error)) from None
+    except UnicodeDecodeError as error:
+        raise DataError(f"{args.replay}: not UTF-8 text ({error.reason} at byte {error.start})") from None
     except OSError as error:
-        return _fail("simulate", f"cannot read {error.filename}: {error.strerror}", EXIT_BAD_INPUT)
+        raise DataError(f"cannot read {error.filename}: {error.strerror}") from None
 
     rng = random.Random(args.seed)
     # The assessor's own noise gets its own stream, so switching noise on does not change the pairings.
@@ -230,6 +287,22 @@ def _write_qrels(path: Path, preferences: dict[str, dict[str, float]]) -> None:
                 out.write(f"{topic} Q0 {docid} {float(preferences[topic][docid])}\n")
 
 
+def _read_qrels(path: Path, command: str) -> dict[str, dict[str, float]]:
+    """The qrels at ``path``, or :class:`DataError` with the reader's ``file:line: problem``; an empty file is
+    a warning (every topic then has an empty pool)."""
+    try:
+        qrels = read_qrels(path)
+    except TrecFormatError as error:
+        raise DataError(str(error)) from None
+    except UnicodeDecodeError as error:
+        raise DataError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+    except OSError as error:
+        raise DataError(f"cannot read {error.filename}: {error.strerror}") from None
+    if not qrels:
+        warn(command, f"{path} holds no judgments")
+    return qrels
+
+
 def plan_command(args: argparse.Namespace) -> int:
     """``toppref plan``: 0 on success, 1 on an unreadable or malformed file, 2 on bad parameters."""
     try:
@@ -245,12 +318,8 @@ def plan_command(args: argparse.Namespace) -> int:
     if args.pool_size is not None:
         pool_sizes = {"pool": args.pool_size}
     else:
-        try:
-            graded = read_qrels(args.qrels)
-        except TrecFormatError as error:
-            return _fail("plan", str(error), EXIT_BAD_INPUT)
-        except OSError as error:
-            return _fail("plan", f"cannot read {error.filename}: {error.strerror}", EXIT_BAD_INPUT)
+        input_file(args.qrels)
+        graded = _read_qrels(args.qrels, "plan")
         pool_sizes = {topic: len(pool) for topic, pool in thin_qrels(graded, args.k).items()}
     plan = plan_campaign(
         pool_sizes,
@@ -263,5 +332,45 @@ def plan_command(args: argparse.Namespace) -> int:
     plan["seed"] = args.seed
     if args.pool_size is not None:
         plan["pool_size"] = args.pool_size
-    print(json.dumps(plan, indent=2))
+    print(json.dumps(plan, indent=2, allow_nan=False))
+    print(plan_summary(plan, k=args.k), file=sys.stderr)
     return 0
+
+
+def plan_summary(plan: dict, *, k: int) -> str:
+    """The plan in words for people (stdout keeps the JSON for scripts): expected judgments, HITs and cost,
+    then ``p_miss`` and ``p_lost`` as chances (paper "Assessing top-k preferences", section 4.3: a true top-k
+    item that fails to win a majority of its pairings is culled; reinstatement is docs/decisions.md's)."""
+    topics = plan["topics"]
+    lines = [
+        f"plan: {topics} {'topic' if topics == 1 else 'topics'}, {plan['candidates']:,} candidates, "
+        f"k={plan['k']} F={plan['F']} P={plan['P']} culling={plan['culling']}, {plan['trials']} trials: "
+        f"about {plan['judgments']:,.0f} judgments (sd {plan['judgments_sd']:,.0f}) in {plan['hits']:,.0f} HITs, "
+        f"costing about ${plan['cost_usd']:,.2f}."
+    ]
+    p_miss, p_lost = plan.get("p_miss"), plan.get("p_lost")
+    if p_miss is None:
+        lines.append(
+            f"No pool has more than F={plan['F']} candidates: stage 1 never culls, nothing can be lost."
+        )
+    else:
+        per = "per topic, " if topics > 1 else ""
+        lines.append(
+            f"Risk: {per}about {_article(_percent(p_miss))} {_percent(p_miss)} chance that stage 1 culls a true top-{k} passage; "
+            f"after reinstatement about {_percent(p_lost)} that one is missing from the output."
+        )
+    return "\n".join(lines)
+
+
+def _percent(probability: float | None) -> str:
+    if probability is None:
+        return "n/a"
+    if 0 < probability < 0.01:
+        return "<1%"
+    return f"{probability:.0%}"
+
+
+def _article(number: str) -> str:
+    """'an' before numbers read with a vowel sound (8%, 11%, 18%, 80-89%), else 'a'."""
+    digits = number.lstrip("<").rstrip("%")
+    return "an" if digits.startswith("8") or digits in ("11", "18") else "a"

@@ -131,7 +131,10 @@ def test_noisy_crowd_runs_and_differs_from_the_perfect_one(tmp_path, capsys):
     ("arguments", "message"),
     [
         (["-k", "5", "-F", "7", "-P", "7"], "F > P > k"),
-        (["-k", "0"], "k must be at least 1"),
+        (["-k", "0"], "argument -k: 0 is out of range"),
+        (["--discriminability", "nan"], "argument --discriminability: 'nan' is not a finite number"),
+        (["--challenges-per-hit", "100000"], "argument --challenges-per-hit: 100000 is out of range"),
+        (["--seed", "-1"], "argument --seed: -1 is out of range"),
         (["--error-rate", "2"], "--error-rate must be in [0, 1]"),
     ],
 )

@@ -123,8 +123,10 @@ def test_levels_threshold_and_gains(tmp_path, capsys):
         (["-m", "nope"], "toppref evaluate: error: unknown measure 'nope'"),
         (["-m", "p@0"], "toppref evaluate: error: measure 'p': the cutoff must be at least 1, got 0"),
         (["-m", "rr", "--gains", "1=2"], "toppref evaluate: error: --gains: '1=2' is not VALUE:GAIN"),
-        (["-m", "rr", "--depth", "0"], "toppref evaluate: error: --depth must be at least 1, got 0"),
-        (["-m", "rr", "-j", "0"], "toppref evaluate: error: --jobs must be at least 1, got 0"),
+        (["-m", "rr", "--depth", "0"], "toppref evaluate: error: argument --depth: 0 is out of range"),
+        (["-m", "rr", "-j", "0"], "toppref evaluate: error: argument -j/--jobs: 0 is out of range"),
+        (["-m", "rr", "-l", "nan"], "toppref evaluate: error: argument -l/--threshold: 'nan' is not a finite"),
+        (["-m", "rr", "--gains", "1:inf"], "toppref evaluate: error: --gains: '1:inf' is not VALUE:GAIN"),
     ],
 )
 def test_bad_options_exit_2(tmp_path, capsys, argv, message):
@@ -134,13 +136,13 @@ def test_bad_options_exit_2(tmp_path, capsys, argv, message):
     assert status == 2 and out == "" and err.startswith(message)
 
 
-def test_bad_run_file_exits_1_after_the_good_runs(tmp_path, capsys):
+def test_bad_run_file_exits_1_before_printing_any_run(tmp_path, capsys):
     (tmp_path / "q").write_text("t Q0 a 1\n")
     (tmp_path / "good").write_text("t Q0 a 1 1 g\n")
     (tmp_path / "bad").write_text("t Q0 a 1 one b\n")
     status, out, err = run_evaluate(capsys, tmp_path / "q", tmp_path / "good", tmp_path / "bad", "-m", "rr")
     assert status == 1
-    assert out == "g\trr\tall\t1.0\n"
+    assert out == ""
     assert err == f"toppref evaluate: error: {tmp_path / 'bad'}:1: score 'one' is not a number\n"
 
 
