@@ -102,7 +102,10 @@ def test_runs_sharing_a_runid_are_named_by_file(files, tmp_path, capsys):
     assert main(["compare", qrels, runs[0], str(copy), "-m", "rr", "--format", "json"]) == 0
     captured = capsys.readouterr()
     assert json.loads(captured.out)["runs"] == ["S1", "copy-of-s1"]
-    assert captured.err == "toppref compare: note: 2 runs share runid 'S1': named after their files: S1, copy-of-s1\n"
+    assert (
+        captured.err
+        == "toppref compare: note: 2 runs share runid 'S1': named after their files: S1, copy-of-s1\n"
+    )
 
 
 def test_compare_help_documents_the_output(capsys):

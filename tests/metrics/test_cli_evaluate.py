@@ -125,7 +125,10 @@ def test_levels_threshold_and_gains(tmp_path, capsys):
         (["-m", "rr", "--gains", "1=2"], "toppref evaluate: error: --gains: '1=2' is not VALUE:GAIN"),
         (["-m", "rr", "--depth", "0"], "toppref evaluate: error: argument --depth: 0 is out of range"),
         (["-m", "rr", "-j", "0"], "toppref evaluate: error: argument -j/--jobs: 0 is out of range"),
-        (["-m", "rr", "-l", "nan"], "toppref evaluate: error: argument -l/--threshold: 'nan' is not a finite"),
+        (
+            ["-m", "rr", "-l", "nan"],
+            "toppref evaluate: error: argument -l/--threshold: 'nan' is not a finite",
+        ),
         (["-m", "rr", "--gains", "1:inf"], "toppref evaluate: error: --gains: '1:inf' is not VALUE:GAIN"),
     ],
 )

@@ -62,4 +62,6 @@ def test_thin_missing_file_and_bad_k(tmp_path, capsys):
     assert main(["thin", "-k", "5", str(tmp_path)]) == 1
     assert capsys.readouterr().err == f"toppref thin: error: {tmp_path}: is a directory, not a file\n"
     assert main(["thin", "-k", "0", str(tmp_path / "absent.txt")]) == 2
-    assert capsys.readouterr().err.startswith("toppref thin: error: argument -k: 0 is out of range: must be at least 1")
+    assert capsys.readouterr().err.startswith(
+        "toppref thin: error: argument -k: 0 is out of range: must be at least 1"
+    )
