@@ -165,3 +165,26 @@ def test_bad_files_exit_1_naming_file_and_line(tmp_path, capsys):
 
     status, _, stderr = _simulate(capsys, "--qrels", str(tmp_path / "missing.txt"), "--oracle", str(good))
     assert status == 1 and "missing.txt" in stderr
+
+
+def test_a_binary_replay_log_is_one_line_and_exit_1(tmp_path, capsys):
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("t Q0 a 1\n")
+    log = tmp_path / "log.bin"
+    log.write_bytes(bytes(range(256)) * 4)
+    status, stdout, stderr = _simulate(
+        capsys, "--qrels", str(qrels), "--oracle", str(qrels), "--replay", str(log)
+    )
+    assert (status, stdout) == (1, "")
+    assert stderr.startswith(f"toppref simulate: error: {log}") and stderr.count("\n") == 1
+
+
+def test_an_unwritable_output_is_refused_before_simulating(tmp_path, capsys):
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("t Q0 a 1\n")
+    out = tmp_path / "missing" / "out.txt"
+    status, stdout, stderr = _simulate(
+        capsys, "--qrels", str(qrels), "--oracle", str(qrels), "--out", str(out)
+    )
+    assert (status, stdout) == (2, "")
+    assert stderr == f"toppref simulate: error: {out}: directory '{out.parent}' does not exist\n"
