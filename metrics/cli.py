@@ -24,11 +24,11 @@ from config.cli import (
     note,
     warn,
 )
-from metrics.core.comparison import describe_renames, distinct_run_names
 from metrics.core.evaluate import MEASURES, EvaluationOptions, TopicScores, evaluate_run, parse_measure
 from metrics.core.ideal import levels_from_values, map_gains
 from metrics.core.rbo import DEFAULT_DEPTH, DEFAULT_P
 from metrics.core.readers import Qrels, Run, TrecFormatError, read_qrels, read_run
+from metrics.core.run_names import describe_renames, distinct_run_names
 
 # The reference script's accepted range for -p; outside it the reference prints a message and exits 0.
 P_RANGE = (0.01, 0.99)
