@@ -247,6 +247,9 @@ def simulate_command(args: argparse.Namespace) -> int:
         result = simulate_tournament(pools, oracle, k=args.k, rng=rng)
 
     summary = result.summary()
+    if args.mode == "crowd":
+        # The same names as `toppref plan` and the campaign's fields (F, P, culling rule).
+        summary.update({"F": params.F, "P": params.P, "culling": params.culling})
     summary["seed"] = args.seed
     summary.update(_agreement_with_oracle(result, PerfectOracle(values), pools, args.k))
     if isinstance(oracle, ReplayOracle):

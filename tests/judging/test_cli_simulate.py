@@ -188,3 +188,24 @@ def test_an_unwritable_output_is_refused_before_simulating(tmp_path, capsys):
     )
     assert (status, stdout) == (2, "")
     assert stderr == f"toppref simulate: error: {out}: directory '{out.parent}' does not exist\n"
+
+
+def test_simulate_names_the_crowd_parameters_as_plan_does(tmp_path, capsys):
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("".join(f"t Q0 d{i:02d} {1 + i % 3}\n" for i in range(12)))
+    status, stdout, _ = _simulate(
+        capsys, "--qrels", str(qrels), "--oracle", str(qrels), "--culling", "strict_majority"
+    )
+    summary = json.loads(stdout)
+    assert status == 0
+    assert {key: summary[key] for key in ("k", "F", "P", "culling")} == {
+        "k": 5,
+        "F": 9,
+        "P": 7,
+        "culling": "strict_majority",
+    }
+    assert main(["plan", "--pool-size", "12", "--trials", "2", "--culling", "strict_majority"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert {key: plan[key] for key in ("k", "F", "P", "culling")} == {
+        key: summary[key] for key in ("k", "F", "P", "culling")
+    }
