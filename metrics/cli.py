@@ -179,11 +179,16 @@ def evaluate_command(args: argparse.Namespace) -> int:
     qrels = _prepare_qrels(_read_qrels(args.qrels, "evaluate"), levels=args.levels, gains=gains)
     # Every run is scored before anything is printed, so a bad file never leaves half a table on stdout.
     scored = list(_scores_with_progress(qrels, args.runs, measures, options, jobs=args.jobs))
-    names, renames = distinct_run_names([runid for runid, _ in scored], args.runs)
+    names, renames = distinct_run_names([runid for runid, _, _ in scored], args.runs)
     if renames:
         note("evaluate", describe_renames(renames))
+    for path, (_, lines, run_scores) in zip(args.runs, scored, strict=True):
+        if lines and run_scores and not any(scores.topics for scores in run_scores):
+            warn(
+                "evaluate", f"{path}: no topic scored (none judged with a relevant item in {args.qrels}): 0.0"
+            )
     writer = _Writer(args.format, args.per_topic)
-    for name, (_, run_scores) in zip(names, scored, strict=True):
+    for name, (_, _, run_scores) in zip(names, scored, strict=True):
         for scores in run_scores:
             writer.write(replace(scores, runid=name))
     writer.close()
@@ -219,14 +224,14 @@ def _read_run(path: str, command: str) -> Run:
 
 def _scores_with_progress(
     qrels: Qrels, paths: list[str], measures: list, options: EvaluationOptions, *, jobs: int
-) -> Iterator[tuple[str, list[TopicScores]]]:
-    """The runid and scores of each run, in the order of ``paths``; ``jobs`` runs are read and scored at once in
+) -> Iterator[tuple[str, int, list[TopicScores]]]:
+    """The runid, line count and scores of each run, in the order of ``paths``; ``jobs`` runs are read and scored at once in
     threads (Arrow and numpy release the GIL in their kernels), so at most ``jobs`` runs are in memory."""
     from tqdm import tqdm
 
-    def score(path: str) -> tuple[str, list[TopicScores]]:
+    def score(path: str) -> tuple[str, int, list[TopicScores]]:
         run = _read_run(path, "evaluate")
-        return run.runid, evaluate_run(qrels, run, measures, options)
+        return run.runid, len(run), evaluate_run(qrels, run, measures, options)
 
     if jobs == 1 or len(paths) == 1:
         for path in paths:

@@ -220,3 +220,14 @@ def test_a_directory_or_a_missing_run_fails_before_anything_is_printed(tmp_path,
     assert (status, out, err) == (1, "", f"toppref evaluate: error: {tmp_path}: is a directory, not a file\n")
     status, out, err = run_evaluate(capsys, tmp_path / "q", tmp_path / "r", tmp_path / "nope", "-m", "rr")
     assert (status, out, err) == (1, "", f"toppref evaluate: error: {tmp_path / 'nope'}: no such file\n")
+
+
+def test_a_run_with_no_judged_topic_is_scored_zero_with_a_warning(tmp_path, capsys):
+    (tmp_path / "q").write_text("t Q0 a 1\n")
+    (tmp_path / "r").write_text("other Q0 a 1 1 r\n")
+    status, out, err = run_evaluate(capsys, tmp_path / "q", tmp_path / "r", "-m", "rr")
+    assert (status, tsv_rows(out)) == (0, [("r", "rr", "all", "0.0")])
+    assert err == (
+        f"toppref evaluate: warning: {tmp_path / 'r'}: no topic scored (none judged with a relevant item in "
+        f"{tmp_path / 'q'}): 0.0\n"
+    )
