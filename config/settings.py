@@ -184,6 +184,10 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+# Every Django process (web, worker, manage.py, tests) creates the Celery app here, so tasks queued by services
+# use its broker; config/__init__.py no longer imports it, to keep the file-only `toppref` commands light.
+from config import celery as _celery  # noqa: E402, F401
+
 CELERY_TIMEZONE = TIME_ZONE
 # Run by `celery beat` (docker-compose's beat service): overdue assignments and HITs expire, and a sweep redoes
 # whatever a lost task left undone. Both are idempotent.

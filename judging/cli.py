@@ -10,6 +10,15 @@ import sys
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
+from config.cli import (
+    DataError,
+    bounded_int,
+    finite_float,
+    input_file,
+    output_file,
+    seed,
+    warn,
+)
 from judging.engine import (
     CULLING_RULES,
     DEFAULT_HIT_SHAPE,
@@ -35,11 +44,23 @@ EXIT_BAD_INPUT = 1
 EXIT_BAD_PARAMETERS = 2
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add this app's subcommands."""
+# Bounds that keep a mistyped value from running for minutes (a CAsT 2019 pool holds at most 112 candidates).
+MAX_POOL_SIZE = 10_000
+MAX_TRIALS = 100_000
+MAX_PER_HIT = 100
+
+
+def register(subparsers: argparse._SubParsersAction, only: str | None = None) -> None:
+    """Add this app's subcommands (only the one named ``only`` when given; see config/cli.py)."""
+    if only in (None, "simulate"):
+        _register_simulate(subparsers)
+    if only in (None, "plan"):
+        _register_plan(subparsers)
+
+
+def _register_simulate(subparsers: argparse._SubParsersAction) -> None:
     simulate = subparsers.add_parser(
         "simulate",
-        help="run a crowd campaign or a dedicated tournament with simulated assessors",
         description=(
             "Thin the graded qrels to candidate pools (paper section 4.1), judge them with a simulated assessor "
             "that follows --oracle (a preference qrels file: higher value wins, equal values: smaller docid "
@@ -52,7 +73,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     _add_crowd_arguments(simulate)
     simulate.add_argument("--mode", choices=("crowd", "tournament"), default="crowd", help="default: crowd")
-    simulate.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    simulate.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
     simulate.add_argument(
         "--out", type=Path, help="write the preference qrels here (TREC: topic Q0 docid value)"
     )
@@ -63,10 +84,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="which preference qrels to write (default: combined, top-k coded 10*(k+1-rank) above the grades)",
     )
     noise = simulate.add_mutually_exclusive_group()
-    noise.add_argument("--error-rate", type=float, help="reverse each judgment with this probability")
+    noise.add_argument("--error-rate", type=finite_float, help="reverse each judgment with this probability")
     noise.add_argument(
         "--discriminability",
-        type=float,
+        type=finite_float,
         help="reverse a judgment with probability Phi(-d*gap/sqrt(2)), gap = level difference of the pair",
     )
     simulate.add_argument(
@@ -76,21 +97,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     simulate.set_defaults(handler=simulate_command, needs_django=False)
 
+
+def _register_plan(subparsers: argparse._SubParsersAction) -> None:
     plan = subparsers.add_parser(
         "plan",
-        help="estimate judgments, HITs, cost and the risk of losing a top-k item for a crowd campaign",
         description=(
             "Monte-Carlo plan of the crowd pipeline with a consistent crowd, over the pools of the thinned "
-            "--qrels or over one pool of --pool-size candidates. Prints JSON on stdout."
+            "--qrels or over one pool of --pool-size candidates. Prints JSON on stdout for scripts and a short "
+            "summary in words on stderr."
         ),
     )
     plan.add_argument(
         "--qrels", type=Path, help="graded qrels (topic Q0 docid grade); pools are thinned at k"
     )
-    plan.add_argument("--pool-size", type=int, help="plan for a single pool of this many candidates instead")
+    plan.add_argument(
+        "--pool-size",
+        type=bounded_int(0, MAX_POOL_SIZE),
+        help=f"plan for a single pool of this many candidates instead (at most {MAX_POOL_SIZE:,})",
+    )
     _add_crowd_arguments(plan)
-    plan.add_argument("--trials", type=int, default=100, help="Monte-Carlo trials (default 100)")
-    plan.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    plan.add_argument(
+        "--trials", type=bounded_int(1, MAX_TRIALS), default=100, help="Monte-Carlo trials (default 100)"
+    )
+    plan.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
     plan.set_defaults(handler=plan_command, needs_django=False)
 
 
@@ -102,18 +131,25 @@ def _money(text: str) -> Decimal:
         raise argparse.ArgumentTypeError(f"not an amount: {text!r}") from None
     if not value.is_finite():
         raise argparse.ArgumentTypeError(f"not a finite amount: {text!r}")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"a negative amount: {text!r}")
     return value
 
 
 def _add_crowd_arguments(parser: argparse.ArgumentParser) -> None:
     params, shape, pricing = DEFAULT_PARAMS, DEFAULT_HIT_SHAPE, DEFAULT_PRICING
-    parser.add_argument("-k", type=int, default=params.k, help=f"depth of the top-k (default {params.k})")
     parser.add_argument(
-        "-F", type=int, default=params.F, help=f"stage 2 starts at F candidates or fewer (default {params.F})"
+        "-k", type=bounded_int(1, MAX_POOL_SIZE), default=params.k, help=f"depth of the top-k (default {params.k})"
+    )
+    parser.add_argument(
+        "-F",
+        type=bounded_int(1, MAX_POOL_SIZE),
+        default=params.F,
+        help=f"stage 2 starts at F candidates or fewer (default {params.F})",
     )
     parser.add_argument(
         "-P",
-        type=int,
+        type=bounded_int(1, MAX_POOL_SIZE),
         default=params.P,
         help=f"opponents per candidate per stage-1 round (default {params.P})",
     )
@@ -126,7 +162,7 @@ def _add_crowd_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-rounds",
-        type=int,
+        type=bounded_int(1, 1000),
         default=params.max_rounds,
         help=f"stage-1 rounds before stage 2 is forced (default {params.max_rounds})",
     )
@@ -137,10 +173,16 @@ def _add_crowd_arguments(parser: argparse.ArgumentParser) -> None:
         help="never bring culled candidates back when fewer than k survive a round (the paper's bare rule)",
     )
     parser.add_argument(
-        "--preferences-per-hit", type=int, default=shape.preferences, help=f"default {shape.preferences}"
+        "--preferences-per-hit",
+        type=bounded_int(1, MAX_PER_HIT),
+        default=shape.preferences,
+        help=f"default {shape.preferences}",
     )
     parser.add_argument(
-        "--challenges-per-hit", type=int, default=shape.challenges, help=f"default {shape.challenges}"
+        "--challenges-per-hit",
+        type=bounded_int(0, MAX_PER_HIT),
+        default=shape.challenges,
+        help=f"default {shape.challenges}",
     )
     parser.add_argument(
         "--pay-per-hit",
@@ -190,14 +232,21 @@ def simulate_command(args: argparse.Namespace) -> int:
             raise ValueError(f"--discriminability must be positive (got {args.discriminability})")
     except ValueError as error:
         return _fail("simulate", str(error), EXIT_BAD_PARAMETERS)
+    if args.out is not None:
+        output_file(args.out)
+    for path in (args.qrels, args.oracle, args.replay):
+        if path is not None:
+            input_file(path)
+    graded = _read_qrels(args.qrels, "simulate")
+    values = _read_qrels(args.oracle, "simulate")
     try:
-        graded = read_qrels(args.qrels)
-        values = read_qrels(args.oracle)
         log = read_judgment_log(args.replay) if args.replay is not None else None
-    except (TrecFormatError, JudgmentLogError) as error:
-        return _fail("simulate", str(error), EXIT_BAD_INPUT)
+    except JudgmentLogError as error:
+        raise DataError(str(error)) from None
+    except UnicodeDecodeError as error:
+        raise DataError(f"{args.replay}: not UTF-8 text ({error.reason} at byte {error.start})") from None
     except OSError as error:
-        return _fail("simulate", f"cannot read {error.filename}: {error.strerror}", EXIT_BAD_INPUT)
+        raise DataError(f"cannot read {error.filename}: {error.strerror}") from None
 
     # The assessor's own noise gets its own stream, so switching noise on does not change the pairings.
     oracle_rng = random.Random(f"{args.seed}:assessor")
@@ -225,6 +274,9 @@ def simulate_command(args: argparse.Namespace) -> int:
         result = simulate_tournament(pools, oracle, k=args.k, seed=args.seed)
 
     summary = result.summary()
+    if args.mode == "crowd":
+        # The same names as `toppref plan` and the campaign's fields (F, P, culling rule).
+        summary.update({"F": params.F, "P": params.P, "culling": params.culling})
     summary["seed"] = args.seed
     summary.update(_agreement_with_oracle(result, PerfectOracle(values), pools, args.k))
     if isinstance(oracle, ReplayOracle):
@@ -272,6 +324,22 @@ def _write_qrels(path: Path, preferences: dict[str, dict[str, float]]) -> None:
         )
 
 
+def _read_qrels(path: Path, command: str) -> dict[str, dict[str, float]]:
+    """The qrels at ``path``, or :class:`DataError` with the reader's ``file:line: problem``; an empty file is
+    a warning (every topic then has an empty pool)."""
+    try:
+        qrels = read_qrels(path)
+    except TrecFormatError as error:
+        raise DataError(str(error)) from None
+    except UnicodeDecodeError as error:
+        raise DataError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+    except OSError as error:
+        raise DataError(f"cannot read {error.filename}: {error.strerror}") from None
+    if not qrels:
+        warn(command, f"{path} holds no judgments")
+    return qrels
+
+
 def plan_command(args: argparse.Namespace) -> int:
     """``toppref plan``: 0 on success, 1 on an unreadable or malformed file, 2 on bad parameters."""
     try:
@@ -287,12 +355,8 @@ def plan_command(args: argparse.Namespace) -> int:
     if args.pool_size is not None:
         pool_sizes = {"pool": args.pool_size}
     else:
-        try:
-            graded = read_qrels(args.qrels)
-        except TrecFormatError as error:
-            return _fail("plan", str(error), EXIT_BAD_INPUT)
-        except OSError as error:
-            return _fail("plan", f"cannot read {error.filename}: {error.strerror}", EXIT_BAD_INPUT)
+        input_file(args.qrels)
+        graded = _read_qrels(args.qrels, "plan")
         pool_sizes = {topic: len(pool) for topic, pool in thin_qrels(graded, args.k).items()}
     plan = plan_campaign(
         pool_sizes,
@@ -305,5 +369,45 @@ def plan_command(args: argparse.Namespace) -> int:
     plan["seed"] = args.seed
     if args.pool_size is not None:
         plan["pool_size"] = args.pool_size
-    print(json.dumps(plan, indent=2))
+    print(json.dumps(plan, indent=2, allow_nan=False))
+    print(plan_summary(plan, k=args.k), file=sys.stderr)
     return 0
+
+
+def plan_summary(plan: dict, *, k: int) -> str:
+    """The plan in words for people (stdout keeps the JSON for scripts): expected judgments, HITs and cost,
+    then ``p_miss`` and ``p_lost`` as chances (paper "Assessing top-k preferences", section 4.3: a true top-k
+    item that fails to win a majority of its pairings is culled; reinstatement is docs/decisions.md's)."""
+    topics = plan["topics"]
+    lines = [
+        f"plan: {topics} {'topic' if topics == 1 else 'topics'}, {plan['candidates']:,} candidates, "
+        f"k={plan['k']} F={plan['F']} P={plan['P']} culling={plan['culling']}, {plan['trials']} trials: "
+        f"about {plan['judgments']:,.0f} judgments (sd {plan['judgments_sd']:,.0f}) in {plan['hits']:,.0f} HITs, "
+        f"costing about ${plan['cost_usd']:,.2f}."
+    ]
+    p_miss, p_lost = plan.get("p_miss"), plan.get("p_lost")
+    if p_miss is None:
+        lines.append(
+            f"No pool has more than F={plan['F']} candidates: stage 1 never culls, nothing can be lost."
+        )
+    else:
+        per = "per topic, " if topics > 1 else ""
+        lines.append(
+            f"Risk: {per}about {_article(_percent(p_miss))} {_percent(p_miss)} chance that stage 1 culls a true top-{k} passage; "
+            f"after reinstatement about {_percent(p_lost)} that one is missing from the output."
+        )
+    return "\n".join(lines)
+
+
+def _percent(probability: float | None) -> str:
+    if probability is None:
+        return "n/a"
+    if 0 < probability < 0.01:
+        return "<1%"
+    return f"{probability:.0%}"
+
+
+def _article(number: str) -> str:
+    """'an' before numbers read with a vowel sound (8%, 11%, 18%, 80-89%), else 'a'."""
+    digits = number.lstrip("<").rstrip("%")
+    return "an" if digits.startswith("8") or digits in ("11", "18") else "a"

@@ -5,16 +5,37 @@ confidence intervals (Fig. 9). Both read files only (no Django)."""
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
-from metrics.core.evaluate import EvaluationOptions, Measure, evaluate_run, parse_measure, score_matrix
+from config.cli import (
+    DataError,
+    UsageError,
+    bounded_int,
+    finite_float,
+    input_file,
+    note,
+    output_file,
+    seed,
+    warn,
+)
+from metrics.core.comparison import (
+    PREFERENCE_MEASURES,
+    MeasureResult,
+    collect,
+    compare,
+    describe_renames,
+    distinct_run_names,
+    parse_measures,
+    tau,
+)
+from metrics.core.evaluate import EvaluationOptions, parse_measure
 from metrics.core.ideal import levels_from_values
 from metrics.core.judgment_errors import (
     JUDGE_SETTINGS,
@@ -23,107 +44,13 @@ from metrics.core.judgment_errors import (
     judgment_error_stability,
     simulation_input,
 )
-from metrics.core.lexiprecision import lexiprecision_per_topic
-from metrics.core.ranking import DOCID_DESCENDING, Alignment, align, rank_run
-from metrics.core.readers import Qrels, TrecFormatError, read_qrels, read_run
-from metrics.core.rpp import mc4_scores, rpp_per_topic
-from metrics.core.significance import (
-    CORRECTIONS,
-    bootstrap_ci,
-    kendall_tau,
-    pairwise_p_values,
-    randomized_hsd,
-    randomized_hsd_scores,
-    score_differences,
-    sensitivity,
-)
-
-PreferenceCompute = Callable[[Sequence[Alignment], float], tuple[list[str], np.ndarray]]
-
-
-@dataclass(frozen=True)
-class PreferenceMeasure:
-    """A run-versus-run measure for ``compare``: per-topic preferences (Q, K, K) and its significance test."""
-
-    name: str
-    description: str
-    test: str
-    compute: PreferenceCompute
-
-
-PREFERENCE_MEASURES: dict[str, PreferenceMeasure] = {
-    measure.name: measure
-    for measure in (
-        PreferenceMeasure(
-            "sgnlp",
-            "lexiprecision, sign of the first differing recall level (Diaz 2023 Eq. 3); sign test",
-            "sign",
-            lambda alignments, threshold: lexiprecision_per_topic(
-                alignments, magnitude="sgn", threshold=threshold
-            ),
-        ),
-        PreferenceMeasure(
-            "rrlp",
-            "lexiprecision, reciprocal-rank difference at that level (Diaz 2023 Eq. 2); t-test",
-            "t",
-            lambda alignments, threshold: lexiprecision_per_topic(
-                alignments, magnitude="rr", threshold=threshold
-            ),
-        ),
-        PreferenceMeasure(
-            "rpp",
-            "graded recall-paired preference, uniform p(i) (Diaz and Ferraro 2022 Eq. 5); t-test",
-            "t",
-            lambda alignments, _: rpp_per_topic(alignments, weighting="uniform"),
-        ),
-        PreferenceMeasure(
-            "dcgrpp",
-            "graded RPP, p(i) proportional to 1/log2(i+1); t-test",
-            "t",
-            lambda alignments, _: rpp_per_topic(alignments, weighting="dcg"),
-        ),
-        PreferenceMeasure(
-            "invrpp",
-            "graded RPP, p(i) proportional to 1/i; t-test",
-            "t",
-            lambda alignments, _: rpp_per_topic(alignments, weighting="inverse"),
-        ),
-        PreferenceMeasure(
-            "rpp_binary",
-            "binary RPP, every positive value relevant (Diaz and Ferraro 2022 Eq. 4); t-test",
-            "t",
-            lambda alignments, _: rpp_per_topic(alignments, weighting="uniform", is_graded=False),
-        ),
-    )
-}
-
-
-@dataclass(frozen=True)
-class MeasureResult:
-    """One measure over K runs: ``topic_scores`` (Q, K) per-topic scores (win rates in [-1, 1] for a
-    preference measure), ``preferences`` (Q, K, K) per-topic differences or preferences of a over b."""
-
-    name: str
-    test: str
-    topics: list[str]
-    topic_scores: np.ndarray
-    preferences: np.ndarray
-    is_pairwise: bool = False
-
-    @property
-    def run_scores(self) -> np.ndarray:
-        return self.topic_scores.mean(axis=0) if len(self.topics) else np.zeros(self.topic_scores.shape[1])
-
-    def ordering_scores(self, ordering: str) -> np.ndarray:
-        """Scores that order the runs: the mean, or MC4 for a run-versus-run measure with ``mc4``."""
-        if ordering == "mc4" and self.is_pairwise and len(self.topics):
-            return mc4_scores(self.preferences)
-        return self.run_scores
-
+from metrics.core.readers import Qrels, Run, TrecFormatError, read_qrels, read_run
+from metrics.core.significance import CORRECTIONS, bootstrap_ci
 
 FORMAT_HELP = """\
-output (--format tsv, default): tab-separated lines, the first field names the line type, like trec_eval's
-first column; filter with grep or awk ('toppref compare ... | grep ^pair'):
+output (--format tsv, default; csv: the same with commas): lines whose first field names the line type, like
+trec_eval's first column; each type starts with its header line, '#' and the type then the column names
+(e.g. '#pair measure run_a run_b value p_value'); filter with grep or awk ('toppref compare ... | grep ^pair'):
   sensitivity MEASURE TEST TOPICS PAIRS DISTINGUISHED SHARE
       discriminative power (Clarke et al. Eq. 2): share of run pairs with p < ALPHA (--correction)
   tau         MEASURE_A MEASURE_B TAU
@@ -131,8 +58,8 @@ first column; filter with grep or awk ('toppref compare ... | grep ^pair'):
       rate, or MC4 with --ordering mc4)
   pair        MEASURE RUN_A RUN_B VALUE P_VALUE
       VALUE: mean over topics of score(A) - score(B), or of the preference of A over B; > 0 favours RUN_A
-  run         MEASURE RUNID MEAN CI_LOW CI_HIGH
-      mean over topics with a percentile bootstrap 95%% interval (--confidence) over topics
+  run         MEASURE RUNID MEAN CI_LOW CI_HIGH RANK
+      mean over topics with a percentile bootstrap 95%% interval (--confidence) over topics; RANK 1 is best
   stability   MEASURE JUDGE TPR FPR SETS TAU_MEAN TAU_SD SIGNIFICANT AGREEMENT MAPPED_P
       with --judges: Rashidi et al.'s assessor-error simulation. SETS perturbed (binary) qrels per judge;
       TAU: Kendall's tau between the run ordering under perturbed and original judgments; SIGNIFICANT: run
@@ -143,6 +70,9 @@ first column; filter with grep or awk ('toppref compare ... | grep ^pair'):
 "sensitivity", "distinguished", "runs", "pairs", "stability"}}, "kendall_tau": {a: {b: tau}}}; undefined
 values (nan in TSV) are null.
 
+Runs that share a runid (the seven thunlp runs of TREC CAsT 2019 all say BERT-base) are named after their
+files, as in 'evaluate', 'compat' and 'plot'; the renaming is reported once on stderr.
+
 measures (-m): every 'toppref evaluate' measure (compat@0.8, ndcg@3, ap, rr, p@10, rbp@0.95, ppref, ...),
 compared with a paired t-test over the topics every run is scored on; and the run-versus-run measures:
 %s
@@ -150,18 +80,24 @@ These order each run by score, ties by docid descending (trec_eval), use every j
 item, and treat a topic missing from a run as retrieving nothing (worst case, as pref_eval)."""
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the compare and plot subcommands."""
+def register(subparsers: argparse._SubParsersAction, only: str | None = None) -> None:
+    """Add the compare and plot subcommands (only the one named ``only`` when given; see config/cli.py)."""
+    if only in (None, "compare"):
+        _register_compare(subparsers)
+    if only in (None, "plot"):
+        _register_plot(subparsers)
+
+
+def _register_compare(subparsers: argparse._SubParsersAction) -> None:
     preference_help = "\n".join(f"  {m.name:<11} {m.description}" for m in PREFERENCE_MEASURES.values())
     compare = subparsers.add_parser(
         "compare",
-        help="meta-evaluation: sensitivity, Kendall's tau between measures, pairwise significance, LP/RPP",
         description="Compare measures over a set of runs, as in the tables of Clarke et al., Diaz, and Diaz and Ferraro.",
         epilog=FORMAT_HELP % preference_help,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_inputs(compare)
-    compare.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    compare.add_argument("--alpha", type=finite_float, default=0.05, help="significance level (default 0.05)")
     compare.add_argument(
         "--correction",
         choices=CORRECTIONS,
@@ -175,7 +111,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="randomized Tukey HSD (Carterette 2012; --resamples permutations) for every measure "
         "instead of the t / sign tests; family-wise, so --correction is ignored",
     )
-    compare.add_argument("--format", choices=("tsv", "json"), default="tsv")
+    compare.add_argument("--format", choices=("tsv", "csv", "json"), default="tsv")
     compare.add_argument(
         "--ordering",
         choices=("win-rate", "mc4"),
@@ -203,28 +139,37 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     compare.add_argument(
-        "--tpr", type=float, help="true positive rate of the simulated judge (overrides the setting)"
+        "--tpr", type=finite_float, help="true positive rate of the simulated judge (overrides the setting)"
     )
     compare.add_argument(
-        "--fpr", type=float, help="false positive rate of the simulated judge (overrides the setting)"
+        "--fpr", type=finite_float, help="false positive rate of the simulated judge (overrides the setting)"
     )
     compare.add_argument(
-        "--sets", type=int, default=100, help="perturbed qrels per judge (default 100, as the paper)"
+        "--sets",
+        type=bounded_int(1, 100_000),
+        default=100,
+        help="perturbed qrels per judge (default 100, as the paper)",
     )
     compare.set_defaults(handler=compare_command, needs_django=False)
 
+
+def _register_plot(subparsers: argparse._SubParsersAction) -> None:
     plot = subparsers.add_parser(
         "plot",
-        help="PNG figures: measure-vs-measure scatter (Fig. 4) or runs with 95%% CIs (Fig. 9)",
         description=(
-            "scatter: one point per run, mean of the first measure (x) against the second (y), Kendall's tau in "
-            "the title (Clarke et al. Fig. 4, e.g. -m ndcg@3 compat@0.8). ci: runs sorted by the mean of the "
-            "measure, with percentile bootstrap confidence intervals over topics (Fig. 9)."
+            "scatter: one point per run, labelled with its name, mean of the first measure (x) against the "
+            "second (y), Kendall's tau in the title (Clarke et al. Fig. 4, e.g. -m ndcg@3 compat@0.8); each axis "
+            "names the qrels it was scored against (--y-qrels scores y against other qrels, e.g. compatibility "
+            "on preferences against NDCG on graded judgments). ci: runs sorted by the mean of the measure, with "
+            "percentile bootstrap confidence intervals over topics (Fig. 9)."
         ),
     )
     plot.add_argument("kind", choices=("scatter", "ci"))
     _add_inputs(plot)
     plot.add_argument("-o", "--output", required=True, help="PNG file to write")
+    plot.add_argument(
+        "--y-qrels", metavar="QRELS", help="scatter: score the second measure (y) against these qrels instead"
+    )
     plot.set_defaults(handler=plot_command, needs_django=False)
 
 
@@ -246,7 +191,7 @@ def _add_inputs(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-l",
         "--threshold",
-        type=float,
+        type=finite_float,
         default=1.0,
         help="binary relevance: value (or level, with --levels) >= THRESHOLD (default 1)",
     )
@@ -262,125 +207,90 @@ def _add_inputs(parser: argparse.ArgumentParser) -> None:
         help="score measures: drop (default) topics a run lacks, or score them 0 (trec_eval -c)",
     )
     parser.add_argument(
-        "--confidence", type=float, default=0.95, help="confidence of the intervals (default 0.95)"
+        "--confidence", type=finite_float, default=0.95, help="confidence of the intervals (default 0.95)"
     )
     parser.add_argument(
         "--resamples",
-        type=int,
+        type=bounded_int(1, 1_000_000),
         default=10_000,
         help="bootstrap resamples, and permutations of --hsd (default 10000)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    parser.add_argument("--seed", type=seed, default=0, help="bootstrap seed (default 0)")
 
 
-def _measures(names: Sequence[str]) -> list[Measure | PreferenceMeasure]:
-    measures: list[Measure | PreferenceMeasure] = []
-    for name in names:
-        key = name.strip().lower()
-        measures.append(PREFERENCE_MEASURES[key] if key in PREFERENCE_MEASURES else parse_measure(name))
-    canonical = [m.name for m in measures]
-    repeated = sorted({name for name in canonical if canonical.count(name) > 1})
-    if repeated:
-        raise ValueError(f"measure given twice: {', '.join(repeated)}")
-    return measures
-
-
-def collect(
-    qrels: Qrels,
-    run_paths: Sequence[str | Path],
-    measures: Sequence[Measure | PreferenceMeasure],
-    options: EvaluationOptions,
-) -> tuple[list[str], list[MeasureResult]]:
-    """Read every run once and compute each measure's per-topic matrices over the same runs."""
-    score_measures = [m for m in measures if isinstance(m, Measure)]
-    preference_measures = [m for m in measures if isinstance(m, PreferenceMeasure)]
-    runids: list[str] = []
-    all_scores = []
-    alignments: list[Alignment] = []
-    for path in tqdm(run_paths, desc="runs", unit="run", disable=None):
-        run = read_run(path)
-        if run.runid in runids:
-            # Real run sets reuse runids (CAsT's thunlp runs are all "BERT-base"): name such runs by file.
-            label = Path(path).stem
-            print(
-                f"toppref: note: runid {run.runid!r} of {path} is taken; calling this run {label!r}",
-                file=sys.stderr,
-            )
-            if label in runids:
-                raise ValueError(f"{path}: neither runid {run.runid!r} nor file name {label!r} is unique")
-            run = replace(run, runid=label)
-        runids.append(run.runid)
-        all_scores.extend(evaluate_run(qrels, run, score_measures, options))
-        if preference_measures:
-            alignments.append(align(qrels, rank_run(run, ties=DOCID_DESCENDING, duplicates="collapse")))
-    results = {}
-    for measure in score_measures:
-        _, topics, matrix = score_matrix(all_scores, measure.name)
-        # Tests pair topics across runs, so only topics every run is scored on take part.
-        is_common = ~np.isnan(matrix).any(axis=0)
-        topic_scores = matrix[:, is_common].T
-        results[measure.name] = MeasureResult(
-            name=measure.name,
-            test="t",
-            topics=[t for t, kept in zip(topics, is_common, strict=True) if kept],
-            topic_scores=topic_scores,
-            preferences=score_differences(topic_scores),
-        )
-    for measure in tqdm(preference_measures, desc="run-versus-run measures", unit="measure", disable=None):
-        topics, preferences = measure.compute(alignments, options.threshold)
-        results[measure.name] = MeasureResult(
-            name=measure.name,
-            test=measure.test,
-            topics=topics,
-            topic_scores=preferences.sum(axis=2) / max(len(runids) - 1, 1),
-            preferences=preferences,
-            is_pairwise=True,
-        )
-    return runids, [results[m.name] for m in measures]
-
-
-def _load(args: argparse.Namespace, command: str) -> tuple[Qrels, list[str], list[MeasureResult]] | int:
-    """Parse, read and compute: the qrels as measured, the runids and the results; an int is the exit status
-    of a reported error."""
+def _read_qrels(path: str, command: str) -> Qrels:
+    """The qrels at ``path``; an empty file is an error (nothing can be scored)."""
+    input_file(path)
     try:
-        measures = _measures(args.measures)
-        if not 0 < args.confidence < 1:
-            raise ValueError(f"--confidence must be in (0, 1), got {args.confidence}")
-        if args.resamples < 1:
-            raise ValueError(f"--resamples must be at least 1, got {args.resamples}")
+        qrels = read_qrels(path)
+    except TrecFormatError as error:
+        raise DataError(str(error)) from None
+    if len(qrels) == 0:
+        raise DataError(f"{path}: holds no judgments, so nothing can be scored")
+    return qrels
+
+
+def _read_runs(paths: list[str], command: str) -> Iterator[Run]:
+    """Each run in turn (files already checked to exist); a malformed one is a :class:`DataError`, an empty one a
+    warning (it retrieves nothing)."""
+    for path in paths:
+        try:
+            run = read_run(path)
+        except TrecFormatError as error:
+            raise DataError(str(error)) from None
+        if len(run) == 0:
+            warn(command, f"{path}: holds no lines: the run retrieves nothing")
+        yield run
+
+
+def _progress(description: str, unit: str):
+    # The bar shows only on a terminal (tqdm disables itself otherwise).
+    from tqdm import tqdm
+
+    return lambda items: tqdm(items, desc=description, unit=unit, disable=None)
+
+
+def _load(
+    args: argparse.Namespace,
+    command: str,
+    *,
+    qrels_path: str | None = None,
+    measures: list[str] | None = None,
+) -> tuple[Qrels, list[str], list[MeasureResult]]:
+    """Check, read and compute: the qrels as measured, the run names and the results."""
+    try:
+        parsed = parse_measures(args.measures if measures is None else measures)
     except ValueError as error:
-        print(f"toppref {command}: error: {error}", file=sys.stderr)
-        return 2
+        raise UsageError(str(error)) from None
+    if not 0 < args.confidence < 1:
+        raise UsageError(f"--confidence must be in (0, 1), got {args.confidence}")
+    qrels_path = args.qrels if qrels_path is None else qrels_path
+    for path in (qrels_path, *args.runs):
+        input_file(path)
+    qrels = _read_qrels(qrels_path, command)
+    if args.levels:
+        qrels = levels_from_values(qrels)
     options = EvaluationOptions(threshold=args.threshold, missing_topics=args.missing_topics)
-    try:
-        qrels = read_qrels(args.qrels)
-        if args.levels:
-            qrels = levels_from_values(qrels)
-        return (qrels, *collect(qrels, args.runs, measures, options))
-    except (TrecFormatError, ValueError) as error:
-        print(f"toppref {command}: error: {error}", file=sys.stderr)
-        return 1
+    runids, results = collect(
+        qrels, _read_runs(args.runs, command), parsed, options, progress=_progress("runs", "run")
+    )
+    names, renames = distinct_run_names(runids, args.runs)
+    if renames and not getattr(args, "renames_reported", False):
+        note(command, describe_renames(renames))
+        args.renames_reported = True
+    return qrels, names, results
 
 
 def compare_command(args: argparse.Namespace) -> int:
     tpr, fpr = judge_rates(*JUDGE_SETTINGS[args.judge_setting])
     tpr = args.tpr if args.tpr is not None else tpr
     fpr = args.fpr if args.fpr is not None else fpr
-    if not (0 <= tpr <= 1 and 0 <= fpr <= 1) or args.sets < 1:
-        print(
-            f"toppref compare: error: --tpr and --fpr must lie in [0, 1] and --sets be at least 1 "
-            f"(got {tpr}, {fpr}, {args.sets})",
-            file=sys.stderr,
-        )
-        return 2
+    if not (0 <= tpr <= 1 and 0 <= fpr <= 1):
+        raise UsageError(f"--tpr and --fpr must lie in [0, 1] (got {tpr}, {fpr})")
     if not 0 < args.alpha < 1:
-        print(f"toppref compare: error: --alpha must be in (0, 1), got {args.alpha}", file=sys.stderr)
-        return 2
-    loaded = _load(args, "compare")
-    if isinstance(loaded, int):
-        return loaded
-    qrels, runids, results = loaded
-    report = _report(
+        raise UsageError(f"--alpha must be in (0, 1), got {args.alpha}")
+    qrels, runids, results = _load(args, "compare")
+    report = compare(
         runids,
         results,
         alpha=args.alpha,
@@ -390,81 +300,16 @@ def compare_command(args: argparse.Namespace) -> int:
         confidence=args.confidence,
         resamples=args.resamples,
         seed=args.seed,
+        progress=_progress("tests", "measure"),
     )
     if args.judges:
-        try:
-            _add_stability(report, args, qrels, tpr=tpr, fpr=fpr)
-        except (TrecFormatError, ValueError) as error:
-            print(f"toppref compare: error: {error}", file=sys.stderr)
-            return 1
+        _add_stability(report, args, qrels, tpr=tpr, fpr=fpr)
     if args.format == "json":
         json.dump(_without_nan(report), sys.stdout, indent=1, allow_nan=False)
         sys.stdout.write("\n")
     else:
-        _write_tsv(report)
+        _write_table(report, delimiter="," if args.format == "csv" else "\t")
     return 0
-
-
-def _report(
-    runids: list[str],
-    results: list[MeasureResult],
-    *,
-    alpha: float,
-    correction: str,
-    ordering: str,
-    is_hsd: bool,
-    confidence: float,
-    resamples: int,
-    seed: int,
-) -> dict:
-    measures = {}
-    for result in tqdm(results, desc="tests", unit="measure", disable=None):
-        if not is_hsd:
-            test, p_values = result.test, pairwise_p_values(result.preferences, test=result.test)
-        elif result.is_pairwise:
-            test, p_values = "hsd", randomized_hsd(result.preferences, resamples=resamples, seed=seed)
-        else:
-            test, p_values = "hsd", randomized_hsd_scores(result.topic_scores, resamples=resamples, seed=seed)
-        intervals = (
-            bootstrap_ci(result.topic_scores, confidence=confidence, resamples=resamples, seed=seed)
-            if result.topics
-            else np.full((len(runids), 2), np.nan)
-        )
-        mean_preference = result.preferences.mean(axis=0) if result.topics else np.zeros((len(runids),) * 2)
-        pairs = [
-            {
-                "run_a": runids[a],
-                "run_b": runids[b],
-                "value": float(mean_preference[a, b]),
-                "p_value": float(p_values[a, b]),
-            }
-            for a in range(len(runids))
-            for b in range(a + 1, len(runids))
-        ]
-        measures[result.name] = {
-            "test": test,
-            "topics": len(result.topics),
-            "sensitivity": sensitivity(p_values, alpha=alpha, correction=correction),
-            "distinguished": sum(
-                pair["p_value"] < alpha / (len(pairs) if correction == "bonferroni" else 1) for pair in pairs
-            ),
-            "runs": [
-                {"runid": runid, "mean": float(mean), "ci_low": float(low), "ci_high": float(high)}
-                for runid, mean, (low, high) in zip(runids, result.run_scores, intervals, strict=True)
-            ],
-            "pairs": pairs,
-        }
-    tau = {
-        a.name: {b.name: _tau(a.ordering_scores(ordering), b.ordering_scores(ordering)) for b in results}
-        for a in results
-    }
-    return {
-        "runs": runids,
-        "alpha": alpha,
-        "correction": correction,
-        "measures": measures,
-        "kendall_tau": tau,
-    }
 
 
 def _add_stability(report: dict, args: argparse.Namespace, qrels: Qrels, *, tpr: float, fpr: float) -> None:
@@ -473,13 +318,9 @@ def _add_stability(report: dict, args: argparse.Namespace, qrels: Qrels, *, tpr:
     for name in report["measures"]:
         report["measures"][name]["stability"] = []
         if name in PREFERENCE_MEASURES:
-            print(
-                f"toppref compare: note: no assessor-error simulation for {name} (score measures only)",
-                file=sys.stderr,
-            )
+            note("compare", f"no assessor-error simulation for {name} (score measures only)")
             continue
-        runs = (read_run(path) for path in args.runs)
-        prepared = simulation_input(qrels, runs, parse_measure(name), options)
+        prepared = simulation_input(qrels, _read_runs(args.runs, "compare"), parse_measure(name), options)
         for judge in args.judges:
             stability = judgment_error_stability(
                 prepared.score,
@@ -491,9 +332,7 @@ def _add_stability(report: dict, args: argparse.Namespace, qrels: Qrels, *, tpr:
                 meta_aps=prepared.meta_aps,
                 sets=args.sets,
                 seed=args.seed,
-                progress=lambda sets, name=name, judge=judge: tqdm(
-                    sets, desc=f"{name} {judge} judge", unit="set", disable=None
-                ),
+                progress=_progress(f"{name} {judge} judge", "set"),
             )
             report["measures"][name]["stability"].append(
                 {
@@ -513,7 +352,7 @@ def _add_stability(report: dict, args: argparse.Namespace, qrels: Qrels, *, tpr:
             )
 
 
-def _without_nan(value):
+def _without_nan(value: Any) -> Any:
     """NaN (undefined: one run, no pair, no case) as JSON null; bare NaN is not valid JSON."""
     if isinstance(value, float) and value != value:
         return None
@@ -524,40 +363,96 @@ def _without_nan(value):
     return value
 
 
-def _tau(scores: np.ndarray, other_scores: np.ndarray) -> float:
-    return kendall_tau(scores, other_scores) if len(scores) >= 2 else float("nan")
+# Column names of each line type, written once before its first line ('#' + type, then these).
+COLUMNS = {
+    "sensitivity": ("measure", "test", "topics", "pairs", "distinguished", "share"),
+    "tau": ("measure_a", "measure_b", "tau"),
+    "pair": ("measure", "run_a", "run_b", "value", "p_value"),
+    "stability": (
+        "measure",
+        "judge",
+        "tpr",
+        "fpr",
+        "sets",
+        "tau_mean",
+        "tau_sd",
+        "significant",
+        "agreement",
+        "mapped_p",
+    ),
+    "run": ("measure", "runid", "mean", "ci_low", "ci_high", "rank"),
+}
 
 
-def _write_tsv(report: dict) -> None:
-    out = sys.stdout
+def _table_rows(report: dict) -> Iterator[tuple[str, list[Any]]]:
     names = list(report["measures"])
     for name, measure in report["measures"].items():
-        out.write(
-            f"sensitivity\t{name}\t{measure['test']}\t{measure['topics']}\t{len(measure['pairs'])}\t"
-            f"{measure['distinguished']}\t{_number(measure['sensitivity'])}\n"
+        yield (
+            "sensitivity",
+            [
+                name,
+                measure["test"],
+                measure["topics"],
+                len(measure["pairs"]),
+                measure["distinguished"],
+                _number(measure["sensitivity"]),
+            ],
         )
     for i, a in enumerate(names):
         for b in names[i + 1 :]:
-            out.write(f"tau\t{a}\t{b}\t{_number(report['kendall_tau'][a][b])}\n")
+            yield "tau", [a, b, _number(report["kendall_tau"][a][b])]
     for name, measure in report["measures"].items():
         for pair in measure["pairs"]:
-            out.write(
-                f"pair\t{name}\t{pair['run_a']}\t{pair['run_b']}\t{_number(pair['value'])}\t"
-                f"{_number(pair['p_value'], digits=6)}\n"
+            yield (
+                "pair",
+                [
+                    name,
+                    pair["run_a"],
+                    pair["run_b"],
+                    _number(pair["value"]),
+                    _number(pair["p_value"], digits=6),
+                ],
             )
     for name, measure in report["measures"].items():
         for row in measure.get("stability", []):
-            out.write(
-                f"stability\t{name}\t{row['judge']}\t{_number(row['tpr'])}\t{_number(row['fpr'])}\t"
-                f"{row['sets']}\t{_number(row['tau_mean'])}\t{_number(row['tau_sd'])}\t{row['significant']}\t"
-                f"{_number(row['agreement'])}\t{_number(row['mapped_p'])}\n"
+            yield (
+                "stability",
+                [
+                    name,
+                    row["judge"],
+                    _number(row["tpr"]),
+                    _number(row["fpr"]),
+                    row["sets"],
+                    _number(row["tau_mean"]),
+                    _number(row["tau_sd"]),
+                    row["significant"],
+                    _number(row["agreement"]),
+                    _number(row["mapped_p"]),
+                ],
             )
     for name, measure in report["measures"].items():
         for run in measure["runs"]:
-            out.write(
-                f"run\t{name}\t{run['runid']}\t{_number(run['mean'])}\t{_number(run['ci_low'])}\t"
-                f"{_number(run['ci_high'])}\n"
+            yield (
+                "run",
+                [
+                    name,
+                    run["runid"],
+                    _number(run["mean"]),
+                    _number(run["ci_low"]),
+                    _number(run["ci_high"]),
+                    run["rank"],
+                ],
             )
+
+
+def _write_table(report: dict, *, delimiter: str) -> None:
+    writer = csv.writer(sys.stdout, delimiter=delimiter, lineterminator="\n")
+    started = set()
+    for kind, row in _table_rows(report):
+        if kind not in started:
+            started.add(kind)
+            writer.writerow([f"#{kind}", *COLUMNS[kind]])
+        writer.writerow([kind, *row])
 
 
 def _number(value: float, digits: int = 4) -> str:
@@ -570,35 +465,36 @@ def _number(value: float, digits: int = 4) -> str:
 def plot_command(args: argparse.Namespace) -> int:
     expected = 2 if args.kind == "scatter" else 1
     if len(args.measures) != expected:
-        print(
-            f"toppref plot: error: {args.kind} needs exactly {expected} measure(s) (-m), got {len(args.measures)}",
-            file=sys.stderr,
-        )
-        return 2
-    loaded = _load(args, "plot")
-    if isinstance(loaded, int):
-        return loaded
-    _, runids, results = loaded
+        raise UsageError(f"{args.kind} needs exactly {expected} measure(s) (-m), got {len(args.measures)}")
+    if args.y_qrels is not None and args.kind != "scatter":
+        raise UsageError("--y-qrels only applies to scatter")
+    output_file(args.output)
+    if args.y_qrels is not None:
+        input_file(args.y_qrels)
+    if args.kind == "scatter" and args.y_qrels is not None:
+        _, runids, (x,) = _load(args, "plot", measures=args.measures[:1])
+        _, _, (y,) = _load(args, "plot", qrels_path=args.y_qrels, measures=args.measures[1:])
+        results = [x, y]
+    else:
+        _, runids, results = _load(args, "plot")
     if args.kind == "ci" and not results[0].topics:
-        print(
-            f"toppref plot: error: no topic is scored for every run under {results[0].name}", file=sys.stderr
-        )
-        return 1
+        raise DataError(f"no topic is scored for every run under {results[0].name}")
     import matplotlib
 
     matplotlib.use("Agg")  # files only: no display on servers and in CI
     from matplotlib import pyplot
 
-    figure, axes = pyplot.subplots(
-        figsize=(6.4, 4.8) if args.kind == "scatter" else (max(6.4, 0.3 * len(runids)), 4.8)
-    )
     if args.kind == "scatter":
+        figure, axes = pyplot.subplots(figsize=(7.5, 6.0))
         x, y = results
-        axes.scatter(x.run_scores, y.run_scores, s=18)
-        axes.set_xlabel(x.name)
-        axes.set_ylabel(y.name)
-        axes.set_title(f"{len(runids)} runs; Kendall's tau = {_tau(x.run_scores, y.run_scores):.3f}")
+        axes.scatter(x.run_scores, y.run_scores, s=14, color="tab:blue", zorder=3)
+        axes.set_xlabel(f"{x.name} (qrels: {Path(args.qrels).name}; mean over {len(x.topics)} topics)")
+        y_qrels = args.y_qrels if args.y_qrels is not None else args.qrels
+        axes.set_ylabel(f"{y.name} (qrels: {Path(y_qrels).name}; mean over {len(y.topics)} topics)")
+        axes.set_title(f"{len(runids)} runs; Kendall's tau = {tau(x.run_scores, y.run_scores):.3f}")
+        _label_points(figure, axes, x.run_scores, y.run_scores, runids)
     else:
+        figure, axes = pyplot.subplots(figsize=(max(6.4, 0.3 * len(runids)), 4.8))
         (result,) = results
         intervals = bootstrap_ci(
             result.topic_scores, confidence=args.confidence, resamples=args.resamples, seed=args.seed
@@ -608,10 +504,66 @@ def plot_command(args: argparse.Namespace) -> int:
         errors = np.vstack([means - intervals[order, 0], intervals[order, 1] - means])
         axes.errorbar(np.arange(len(order)), means, yerr=errors, fmt="o", markersize=4, capsize=2)
         axes.set_xticks(np.arange(len(order)), [runids[i] for i in order], rotation=90, fontsize=7)
-        axes.set_ylabel(f"{result.name} (mean over {len(result.topics)} topics)")
+        axes.set_ylabel(
+            f"{result.name} (qrels: {Path(args.qrels).name}; mean over {len(result.topics)} topics)"
+        )
         axes.set_title(f"runs by {result.name} with {args.confidence:.0%} bootstrap intervals")
     figure.tight_layout()
-    figure.savefig(args.output, format="png", dpi=150)
-    pyplot.close(figure)
+    try:
+        figure.savefig(args.output, format="png", dpi=150)
+    except OSError as error:
+        raise UsageError(f"{args.output}: {error.strerror}") from None
+    finally:
+        pyplot.close(figure)
     print(args.output)
     return 0
+
+
+def _label_points(figure: Any, axes: Any, xs: np.ndarray, ys: np.ndarray, names: list[str]) -> None:
+    """Name every point, small, to its right; labels that would overlap are pushed apart vertically (passes of
+    pairwise repulsion on the labels' measured boxes in screen space, as adjustText does) and joined to their
+    point by a thin leader line when moved."""
+    fontsize = 6.5
+    span_x = float(np.ptp(xs)) or 1.0
+    span_y = float(np.ptp(ys)) or 1.0
+    axes.set_xlim(float(xs.min()) - 0.05 * span_x, float(xs.max()) + 0.30 * span_x)
+    axes.set_ylim(float(ys.min()) - 0.08 * span_y, float(ys.max()) + 0.08 * span_y)
+    texts = [
+        axes.text(x, y, name, fontsize=fontsize, va="center")
+        for x, y, name in zip(xs, ys, names, strict=True)
+    ]
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    extents = [text.get_window_extent(renderer) for text in texts]
+    widths = np.array([extent.width for extent in extents]) + 2.0
+    height = max(extent.height for extent in extents) + 1.0
+    to_pixels = axes.transData
+    points = to_pixels.transform(np.column_stack([xs, ys]))
+    gap = 4.0
+    labels = points + np.array([gap, 0.0])  # left end, vertical centre
+    for _ in range(500):
+        moved = False
+        for i in range(len(names)):
+            for j in range(i + 1, len(names)):
+                overlap_x = min(labels[i, 0] + widths[i], labels[j, 0] + widths[j]) - max(
+                    labels[i, 0], labels[j, 0]
+                )
+                overlap_y = height - abs(labels[i, 1] - labels[j, 1])
+                if overlap_x > 0 and overlap_y > 0:
+                    push = overlap_y / 2 + 0.25
+                    direction = 1.0 if (labels[i, 1], j) >= (labels[j, 1], i) else -1.0
+                    labels[i, 1] += direction * push
+                    labels[j, 1] -= direction * push
+                    moved = True
+        if not moved:
+            break
+    positions = to_pixels.inverted().transform(labels)
+    for text, point, label, position in zip(texts, points, labels, positions, strict=True):
+        text.set_position(position)
+        if abs(label[1] - point[1]) > height / 2:
+            axes.annotate(
+                "",
+                xy=to_pixels.inverted().transform(point),
+                xytext=position,
+                arrowprops={"arrowstyle": "-", "lw": 0.4, "color": "0.5", "shrinkA": 0, "shrinkB": 2},
+            )

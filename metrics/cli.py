@@ -1,5 +1,8 @@
 """``toppref`` subcommands of the metrics app (see config/cli.py): ``compat`` and ``evaluate`` here; ``compare``
-and ``plot`` in :mod:`metrics.analysis_cli`. All of them read files only (no Django)."""
+and ``plot`` in :mod:`metrics.analysis_cli`. All of them read files only (no Django).
+
+Every input is checked before anything is printed; runs that share a runid are named after their files
+(:func:`metrics.core.comparison.distinct_run_names`), reported once on stderr."""
 
 from __future__ import annotations
 
@@ -10,30 +13,42 @@ import os
 import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
-from tqdm import tqdm
-
-from metrics import analysis_cli
+from config.cli import (
+    DataError,
+    UsageError,
+    bounded_int,
+    finite_float,
+    input_file,
+    note,
+    warn,
+)
 from metrics.core.evaluate import MEASURES, EvaluationOptions, TopicScores, evaluate_run, parse_measure
 from metrics.core.ideal import levels_from_values, map_gains
 from metrics.core.rbo import DEFAULT_DEPTH, DEFAULT_P
-from metrics.core.readers import Qrels, TrecFormatError, read_qrels, read_run
+from metrics.core.readers import Qrels, Run, TrecFormatError, read_qrels, read_run
+from metrics.core.run_names import describe_renames, distinct_run_names
 
 # The reference script's accepted range for -p; outside it the reference prints a message and exits 0.
 P_RANGE = (0.01, 0.99)
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add this app's subcommands."""
-    _register_compat(subparsers)
-    _register_evaluate(subparsers)
-    analysis_cli.register(subparsers)
+def register(subparsers: argparse._SubParsersAction, only: str | None = None) -> None:
+    """Add this app's subcommands (only the one named ``only`` when given; see config/cli.py)."""
+    if only in (None, "compat"):
+        _register_compat(subparsers)
+    if only in (None, "evaluate"):
+        _register_evaluate(subparsers)
+    if only is None or only in ("compare", "plot"):
+        from metrics import analysis_cli
+
+        analysis_cli.register(subparsers, only=only)
 
 
 def _register_compat(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "compat",
-        help="compatibility of one run (drop-in for the reference compatibility.py)",
         description=(
             "Compatibility (NRBO against the maximum-similarity ideal ranking) of RUN against preference or graded "
             "QRELS, computed exactly as the reference compatibility.py: CSV 'runid,topic,compatibility' on "
@@ -43,7 +58,7 @@ def _register_compat(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "-p",
-        type=float,
+        type=finite_float,
         default=DEFAULT_P,
         help="persistence, in [0.01, 0.99] (default 0.95; 0.80/0.85/0.90/0.95 match NDCG@3/5/10/20)",
     )
@@ -57,7 +72,7 @@ def _register_compat(subparsers: argparse._SubParsersAction) -> None:
 
 def _add_compat_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--depth", type=int, default=DEFAULT_DEPTH, help="RBO depth (default 1000, the reference)"
+        "--depth", type=bounded_int(1), default=DEFAULT_DEPTH, help="RBO depth (default 1000, the reference)"
     )
     parser.add_argument(
         "--no-normalize",
@@ -81,18 +96,13 @@ def compat_command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    if args.depth < 1:
-        print(f"toppref compat: error: --depth must be at least 1, got {args.depth}", file=sys.stderr)
-        return 2
     options = EvaluationOptions(
         depth=args.depth, normalize=args.normalize, missing_topics=args.missing_topics
     )
-    try:
-        qrels = read_qrels(args.qrels)
-        run = read_run(args.run)
-    except TrecFormatError as error:
-        print(f"toppref compat: error: {error}", file=sys.stderr)
-        return 1
+    input_file(args.qrels)
+    input_file(args.run)
+    qrels = _read_qrels(args.qrels, "compat")
+    (run,) = _read_runs([args.run], "compat")
     (scores,) = evaluate_run(qrels, run, [parse_measure(f"compat@{args.p!r}")], options)
     out = sys.stdout
     out.write("runid,topic,compatibility\n")
@@ -105,10 +115,10 @@ def compat_command(args: argparse.Namespace) -> int:
 def _register_evaluate(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "evaluate",
-        help="score runs under any measures (compat, ndcg@k, ap, rr, p@k, rbp@p, esl...)",
         description=(
             "Score each RUN against QRELS. Output lines 'runid<TAB>measure<TAB>topic<TAB>value', topic 'all' "
-            "for the mean over the scored topics. Measures: "
+            "for the mean over the scored topics; nothing is printed unless every input can be read. Runs that "
+            "share a runid are named after their files (reported once on stderr). Measures: "
             + "; ".join(f"{name}: {family.description}" for name, family in sorted(MEASURES.items()))
         ),
     )
@@ -129,7 +139,7 @@ def _register_evaluate(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "-l",
         "--threshold",
-        type=float,
+        type=finite_float,
         default=1.0,
         help="binary relevance: value (or level, with --levels) >= THRESHOLD (default 1)",
     )
@@ -144,7 +154,7 @@ def _register_evaluate(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "-j",
         "--jobs",
-        type=int,
+        type=bounded_int(1, 64),
         default=min(2, os.cpu_count() or 1),
         help="runs scored at once, in threads (default: 2, or 1 on a single CPU)",
     )
@@ -156,41 +166,77 @@ def evaluate_command(args: argparse.Namespace) -> int:
     try:
         measures = [parse_measure(name) for name in args.measures]
         gains = _parse_gains(args.gains) if args.gains else None
-        if args.depth < 1:
-            raise ValueError(f"--depth must be at least 1, got {args.depth}")
-        if args.jobs < 1:
-            raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
     except ValueError as error:
-        print(f"toppref evaluate: error: {error}", file=sys.stderr)
-        return 2
+        raise UsageError(str(error)) from None
     options = EvaluationOptions(
         depth=args.depth,
         normalize=args.normalize,
         threshold=args.threshold,
         missing_topics=args.missing_topics,
     )
-    try:
-        qrels = _prepare_qrels(read_qrels(args.qrels), levels=args.levels, gains=gains)
-        writer = _Writer(args.format, args.per_topic)
-        for run_scores in _scores_with_progress(qrels, args.runs, measures, options, jobs=args.jobs):
-            for scores in run_scores:
-                writer.write(scores)
-    except TrecFormatError as error:
-        print(f"toppref evaluate: error: {error}", file=sys.stderr)
-        return 1
+    for path in (args.qrels, *args.runs):
+        input_file(path)
+    qrels = _prepare_qrels(_read_qrels(args.qrels, "evaluate"), levels=args.levels, gains=gains)
+    # Every run is scored before anything is printed, so a bad file never leaves half a table on stdout.
+    scored = list(_scores_with_progress(qrels, args.runs, measures, options, jobs=args.jobs))
+    names, renames = distinct_run_names([runid for runid, _, _ in scored], args.runs)
+    if renames:
+        note("evaluate", describe_renames(renames))
+    for path, (_, lines, run_scores) in zip(args.runs, scored, strict=True):
+        if lines and run_scores and not any(scores.topics for scores in run_scores):
+            warn(
+                "evaluate", f"{path}: no topic scored (none judged with a relevant item in {args.qrels}): 0.0"
+            )
+    writer = _Writer(args.format, args.per_topic)
+    for name, (_, _, run_scores) in zip(names, scored, strict=True):
+        for scores in run_scores:
+            writer.write(replace(scores, runid=name))
     writer.close()
     return 0
 
 
+def _read_qrels(path: str, command: str) -> Qrels:
+    """The qrels at ``path`` (checked to exist); an empty file is an error: nothing can be scored."""
+    try:
+        qrels = read_qrels(path)
+    except TrecFormatError as error:
+        raise DataError(str(error)) from None
+    if len(qrels) == 0:
+        raise DataError(f"{path}: holds no judgments, so nothing can be scored")
+    return qrels
+
+
+def _read_runs(paths: list[str], command: str) -> Iterator[Run]:
+    """Each run in turn; a malformed one is a :class:`DataError`, an empty one a warning."""
+    for path in paths:
+        yield _read_run(path, command)
+
+
+def _read_run(path: str, command: str) -> Run:
+    try:
+        run = read_run(path)
+    except TrecFormatError as error:
+        raise DataError(str(error)) from None
+    if len(run) == 0:
+        warn(command, f"{path}: holds no lines: the run retrieves nothing")
+    return run
+
+
 def _scores_with_progress(
     qrels: Qrels, paths: list[str], measures: list, options: EvaluationOptions, *, jobs: int
-) -> Iterator[list[TopicScores]]:
-    """Scores of each run, in the order of ``paths``; ``jobs`` runs are read and scored at once in threads
-    (Arrow and numpy release the GIL in their kernels), so at most ``jobs`` runs are in memory."""
+) -> Iterator[tuple[str, int, list[TopicScores]]]:
+    """The runid, line count and scores of each run, in the order of ``paths``; ``jobs`` runs are read and scored at once in
+    threads (Arrow and numpy release the GIL in their kernels), so at most ``jobs`` runs are in memory."""
+    from tqdm import tqdm
 
-    def score(path: str) -> list[TopicScores]:
-        return evaluate_run(qrels, read_run(path), measures, options)
+    def score(path: str) -> tuple[str, int, list[TopicScores]]:
+        run = _read_run(path, "evaluate")
+        return run.runid, len(run), evaluate_run(qrels, run, measures, options)
 
+    if jobs == 1 or len(paths) == 1:
+        for path in paths:
+            yield score(path)
+        return
     # The bar shows only on a terminal (tqdm disables itself otherwise) and only after a second.
     progress = tqdm(total=len(paths), desc="runs", unit="run", file=sys.stderr, disable=None, delay=1.0)
     with progress, ThreadPoolExecutor(max_workers=jobs) as pool:
@@ -219,8 +265,8 @@ def _parse_gains(text: str) -> dict[float, float]:
         try:
             if not separator:
                 raise ValueError
-            gains[float(value)] = float(gain)
-        except ValueError:
+            gains[finite_float(value)] = finite_float(gain)
+        except (ValueError, argparse.ArgumentTypeError):
             raise ValueError(f"--gains: {item!r} is not VALUE:GAIN (e.g. 1:1,2:3,3:7)") from None
     return gains
 

@@ -6,20 +6,24 @@ from __future__ import annotations
 import argparse
 import sys
 
+from config.cli import DataError, UsageError, bounded_int, finite_float, input_file, warn
 from pools.thinning import DEFAULT_ANSWER_GRADE, SCHEMES, thin_qrels
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add this app's subcommands."""
-    _register_thin(subparsers)
-    _register_import(subparsers)
-    _register_collection(subparsers)
+def register(subparsers: argparse._SubParsersAction, only: str | None = None) -> None:
+    """Add this app's subcommands (only the one named ``only`` when given; see config/cli.py)."""
+    for name, add in (
+        ("thin", _register_thin),
+        ("import", _register_import),
+        ("collection", _register_collection),
+    ):
+        if only is None or only == name:
+            add(subparsers)
 
 
 def _register_thin(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "thin",
-        help="thin graded qrels to the candidate pool for top-k preference judging (paper section 4.1)",
         description=(
             "Write the candidate pool of every topic as TREC qrels lines 'topic Q0 docid grade' to stdout: "
             "whole grades are taken from the highest down until the pool holds at least K items; grade <= 0 "
@@ -27,7 +31,9 @@ def _register_thin(subparsers: argparse._SubParsersAction) -> None:
             "then grades descending, then docids. A one-line summary goes to stderr."
         ),
     )
-    parser.add_argument("-k", type=int, required=True, metavar="K", help="depth of the top-k to be judged")
+    parser.add_argument(
+        "-k", type=bounded_int(1), required=True, metavar="K", help="depth of the top-k to be judged"
+    )
     parser.add_argument("qrels", metavar="QRELS", help="TREC qrels file 'topic Q0 docid grade'")
     parser.add_argument(
         "--scheme",
@@ -38,7 +44,7 @@ def _register_thin(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--answer-grade",
-        type=float,
+        type=finite_float,
         default=None,
         metavar="G",
         help="lowest grade that counts as A ('answers the question') with --scheme abc (default 2)",
@@ -49,20 +55,17 @@ def _register_thin(subparsers: argparse._SubParsersAction) -> None:
 def thin_command(args: argparse.Namespace) -> int:
     from pools.trec import TrecFormatError, read_qrels
 
-    if args.k < 1:
-        print("toppref thin: -k must be at least 1", file=sys.stderr)
-        return 2
     if args.answer_grade is not None and args.scheme != "abc":
-        print("toppref thin: --answer-grade only applies to --scheme abc", file=sys.stderr)
-        return 2
+        raise UsageError("--answer-grade only applies to --scheme abc")
+    input_file(args.qrels)
     try:
         qrels = read_qrels(args.qrels)
     except TrecFormatError as error:
-        print(f"toppref thin: {error}", file=sys.stderr)
-        return 1
+        raise DataError(str(error)) from None
     except OSError as error:
-        print(f"toppref thin: {args.qrels}: {error.strerror}", file=sys.stderr)
-        return 1
+        raise DataError(f"{args.qrels}: {error.strerror}") from None
+    if not qrels:
+        warn("thin", f"{args.qrels} holds no judgments: no candidate pool to write")
     answer_grade = DEFAULT_ANSWER_GRADE if args.answer_grade is None else args.answer_grade
     pools = thin_qrels(qrels, args.k, scheme=args.scheme, answer_grade=answer_grade)
     from trecio import write_qrels

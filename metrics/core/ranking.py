@@ -1,6 +1,6 @@
 """Ordering a run per topic and lining it up with the qrels: the columnar input of every measure.
 
-Two conventions exist and both are needed (metric-anchors.md section 1 and section 7, recommendation 4):
+Two conventions exist and both are needed:
 
 - ``DOCID_ASCENDING`` with ``duplicates="keep"``: the reference ``compatibility.py``. Score descending, equal
   scores by docid ascending, the rank column ignored. A docid repeated inside a topic keeps both lines (both

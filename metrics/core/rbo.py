@@ -1,7 +1,7 @@
 """Rank-biased overlap and compatibility (Clarke, Vtyurina and Smucker, "Assessing top-k preferences", Eq. 1-3).
 
 compatibility(R) = max over ideal rankings I of RBO(R, I); the maximum is reached by the maximum-similarity ideal
-(:mod:`metrics.core.ideal`). As in the reference ``compatibility.py`` (metric-anchors.md section 1):
+(:mod:`metrics.core.ideal`). As in the reference ``compatibility.py`` (the authors' script for "Assessing top-k preferences"):
 
     RBO(R, I) = sum_{d=1..D} p^(d-1) * |R[:d] & I[:d]| / d  /  sum_{d=1..D} p^(d-1)     (D = depth = 1000)
     NRBO(R, I) = RBO(R, I) / RBO(I, I)        (0 when RBO(I, I) = 0, i.e. no item with value > 0)
@@ -26,7 +26,7 @@ from metrics.core.ranking import NOT_RETRIEVED, Alignment
 
 DEFAULT_P = 0.95
 DEFAULT_DEPTH = 1000
-# p matched to NDCG@k by Kendall's tau on the TREC Web Track (Table 1 of the paper; pipeline.md 1.4).
+# p matched to NDCG@k by Kendall's tau on the TREC Web Track (Table 1 of "Assessing top-k preferences").
 P_PRESETS = {"ndcg@3": 0.80, "ndcg@5": 0.85, "ndcg@10": 0.90, "ndcg@20": 0.95}
 
 
@@ -34,7 +34,7 @@ def rbo(a: Sequence[Hashable], b: Sequence[Hashable], p: float, depth: int | Non
     """Truncated rank-biased overlap (Webber et al. 2010): (1 - p) * sum_{d=1..depth} p^(d-1) |a[:d] & b[:d]| / d.
 
     No extrapolation and no reference scaling: identical lists of 50 items at p = 0.9, depth 50 score
-    1 - 0.9^50 = 0.99485 (the system-ordering RBO of Rashidi et al., measures.md 5.2). ``depth`` defaults to the
+    1 - 0.9^50 = 0.99485 (the system-ordering RBO of Rashidi et al.). ``depth`` defaults to the
     longer list; past the end of a list its prefix stops growing. Repeated items count once.
     """
     _check_p(p)
@@ -95,7 +95,7 @@ def compatibility(
 def ideal_rbo(length: int, p: float = DEFAULT_P, depth: int = DEFAULT_DEPTH) -> float:
     """RBO(I, I) with the reference scaling for an ideal ranking of ``length`` items (the NRBO denominator).
 
-    Table in pipeline.md 1.3: p = 0.95 gives 0.157670, 0.476300, 0.672422, 0.981277 for 1, 5, 10, 50 items.
+    Worked values: p = 0.95 gives 0.157670, 0.476300, 0.672422, 0.981277 for 1, 5, 10, 50 items.
     """
     tail, weight_total = compatibility_weights(p, depth)
     return float(_ideal_self_rbo(np.array([length]), tail, weight_total, depth)[0])
@@ -115,7 +115,7 @@ def compatibility_of_ranking(
 ) -> float:
     """Compatibility of one ranked list (already ordered) against one topic's qrels values; a convenience.
 
-    Example (pipeline.md 1.3): values {d1:3, d2:2, d3:2, d4:1, d5:0}, run [d3, d9, d1, d4, d2], p = 0.8:
+    Example: values {d1:3, d2:2, d3:2, d4:1, d5:0}, run [d3, d9, d1, d4, d2], p = 0.8:
     RBO 0.458505, NRBO 0.568320.
     """
     ideal = ideal_ranking(values, run)

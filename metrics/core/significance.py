@@ -4,7 +4,7 @@ of system orderings (Kendall's tau), bootstrap confidence intervals.
 Inputs are per-topic score matrices ``scores[q, k]`` (topic q, run k) for score measures, or per-topic
 preference tensors ``preferences[q, a, b]`` (antisymmetric in a, b) for pairwise measures such as
 lexiprecision and RPP. For a score measure the per-topic *difference* ``scores[q, a] - scores[q, b]`` plays
-the role of the preference, so one set of tests serves both (measures.md section 5.3). Rows must be finite:
+the role of the preference, so one set of tests serves both. Rows must be finite:
 the caller drops topics where a measure is undefined before building the matrix.
 """
 
@@ -51,7 +51,7 @@ def t_test(differences: np.ndarray) -> np.ndarray:
 
 def sign_test(differences: np.ndarray) -> np.ndarray:
     """Two-sided exact sign (binomial) test of per-topic differences, column by column ([LP] section 4.2
-    for sgnLP; measures.md A9): zeros are dropped, and with k positive among n non-zero values
+    for sgnLP): zeros are dropped, and with k positive among n non-zero values
     ``p = min(1, 2 * P[Binomial(n, 1/2) <= min(k, n - k)])``, as ``scipy.stats.binomtest(k, n)``. No non-zero
     value gives p = 1. Shapes as in ``t_test``.
     """
@@ -90,7 +90,7 @@ def pairwise_p_values(preferences: np.ndarray, *, test: Test = "t") -> np.ndarra
 def sensitivity(p_values: np.ndarray, *, alpha: float = 0.05, correction: Correction = "none") -> float:
     """Discriminative power ([C] Eq. 2, after Sakai): the share of run pairs with ``p < alpha``, over the
     ``K(K-1)/2`` pairs of the upper triangle of a ``(K, K)`` p-value matrix. ``correction="bonferroni"``
-    divides alpha by the number of pairs, the family of [LP] and [RPP] (measures.md A8); [C] uses none.
+    divides alpha by the number of pairs, the family of [LP] and [RPP]; [C] uses none.
     ``nan`` when K < 2."""
     if correction not in CORRECTIONS:
         raise ValueError(f"correction must be one of {CORRECTIONS}, not {correction!r}")
@@ -105,7 +105,7 @@ def sensitivity(p_values: np.ndarray, *, alpha: float = 0.05, correction: Correc
 def kendall_tau(run_scores: np.ndarray, other_run_scores: np.ndarray) -> float:
     """Kendall's tau-b between the system orderings of two measures ([C] "consistency", [RPP] Table 2):
     ``run_scores`` and ``other_run_scores`` are one value per run (e.g. the mean over topics), shape
-    ``(K,)``. tau-b handles tied scores (measures.md A24; ``scipy.stats.kendalltau``); ``nan`` when either
+    ``(K,)``. tau-b handles tied scores (``scipy.stats.kendalltau``); ``nan`` when either
     measure gives every run the same score."""
     run_scores = _finite("run_scores", run_scores)
     other_run_scores = _finite("other_run_scores", other_run_scores)
@@ -116,7 +116,7 @@ def kendall_tau(run_scores: np.ndarray, other_run_scores: np.ndarray) -> float:
 
 def preference_scores(preferences: np.ndarray) -> np.ndarray:
     """A score per run from a pairwise measure, for orderings: the mean over topics of the run's win rate
-    ``sum_b P[q, a, b] / (K - 1)`` ([RPP] Eq. 7, normalised to [-1, 1] as in measures.md A25). Shape
+    ``sum_b P[q, a, b] / (K - 1)`` ([RPP] Eq. 7, normalised to [-1, 1]). Shape
     ``(Q, K, K)`` in, ``(K,)`` out."""
     preferences = _finite("preferences", preferences)
     runs = preferences.shape[1]
@@ -164,8 +164,8 @@ def _permutation_batches(topics: int, runs: int, resamples: int, seed: int, cell
 def randomized_hsd(preferences: np.ndarray, *, resamples: int = 10_000, seed: int = 0) -> np.ndarray:
     """Randomized Tukey HSD (Carterette 2012; [RPP] and [LP] Tables 3-4), on a per-topic preference tensor
     ``(Q, K, K)``: each resample permutes the run labels independently within every topic and records
-    ``D_b = max_{a,b} |mean_q P'[q, a, b]|``; then ``p(a, b) = #{b : D_b >= |mean_q P[q, a, b]|} / B``
-    (measures.md 5.3 and A7). For score differences (``score_differences``) ``D_b`` is the largest minus
+    ``D_b = max_{a,b} |mean_q P'[q, a, b]|``; then ``p(a, b) = #{b : D_b >= |mean_q P[q, a, b]|} / B``.
+    For score differences (``score_differences``) ``D_b`` is the largest minus
     the smallest permuted run mean, i.e. the metric version; with K = 2 it is the sign-flip randomization
     test. Family-wise by construction (no further correction). Returns a symmetric ``(K, K)`` matrix,
     ``nan`` diagonal. Seeded; memory is bounded by resampling in batches."""

@@ -54,3 +54,44 @@ def test_plan_rejects_bad_parameters_and_files(tmp_path, capsys):
     bad.write_text("t Q0 a high\n")
     status, _, stderr = _plan(capsys, "--qrels", str(bad))
     assert status == 1 and f"{bad}:1: grade 'high' is not a number" in stderr
+
+
+def test_plan_explains_itself_on_stderr_and_keeps_json_on_stdout(capsys):
+    # given the paper's setting: one pool of 10, k=5, F=9, P=7 (p_miss about 28%, p_lost about 11%)
+    status, stdout, stderr = _plan(capsys, "--pool-size", "10", "--trials", "400", "--seed", "5")
+    plan = json.loads(stdout)
+    # then stderr says the same numbers in words, two lines
+    assert status == 0
+    lines = stderr.splitlines()
+    assert len(lines) == 2
+    assert lines[0] == (
+        f"plan: 1 topic, 10 candidates, k=5 F=9 P=7 culling=half, 400 trials: about {plan['judgments']:,.0f} "
+        f"judgments (sd {plan['judgments_sd']:,.0f}) in {plan['hits']:,.0f} HITs, costing about "
+        f"${plan['cost_usd']:,.2f}."
+    )
+    miss, lost = f"{plan['p_miss']:.0%}", f"{plan['p_lost']:.0%}"
+    assert (
+        f"chance that stage 1 culls a true top-5 passage; after reinstatement about {lost} that one is missing"
+        in (lines[1])
+    )
+    assert f" {miss} chance" in lines[1]
+
+
+def test_plan_refuses_money_that_is_not_a_number_and_huge_pools(capsys):
+    assert _plan(capsys, "--pool-size", "10", "--trials", "10", "--pay-per-hit", "nan")[0] == 2
+    assert _plan(capsys, "--pool-size", "10", "--fee", "inf")[0] == 2
+    status, stdout, stderr = _plan(capsys, "--pool-size", "100000000")
+    assert (status, stdout) == (2, "")
+    assert stderr == (
+        "toppref plan: error: argument --pool-size: 100000000 is out of range: must be between 0 and 10000 "
+        "(see 'toppref plan --help')\n"
+    )
+
+
+def test_plan_qrels_that_are_a_directory(tmp_path, capsys):
+    status, stdout, stderr = _plan(capsys, "--qrels", str(tmp_path))
+    assert (status, stdout, stderr) == (
+        1,
+        "",
+        f"toppref plan: error: {tmp_path}: is a directory, not a file\n",
+    )

@@ -131,7 +131,10 @@ def test_noisy_crowd_runs_and_differs_from_the_perfect_one(tmp_path, capsys):
     ("arguments", "message"),
     [
         (["-k", "5", "-F", "7", "-P", "7"], "F > P > k"),
-        (["-k", "0"], "k must be at least 1"),
+        (["-k", "0"], "argument -k: 0 is out of range"),
+        (["--discriminability", "nan"], "argument --discriminability: 'nan' is not a finite number"),
+        (["--challenges-per-hit", "100000"], "argument --challenges-per-hit: 100000 is out of range"),
+        (["--seed", "-1"], "argument --seed: -1 is out of range"),
         (["--error-rate", "2"], "--error-rate must be in [0, 1]"),
     ],
 )
@@ -162,3 +165,47 @@ def test_bad_files_exit_1_naming_file_and_line(tmp_path, capsys):
 
     status, _, stderr = _simulate(capsys, "--qrels", str(tmp_path / "missing.txt"), "--oracle", str(good))
     assert status == 1 and "missing.txt" in stderr
+
+
+def test_a_binary_replay_log_is_one_line_and_exit_1(tmp_path, capsys):
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("t Q0 a 1\n")
+    log = tmp_path / "log.bin"
+    log.write_bytes(bytes(range(256)) * 4)
+    status, stdout, stderr = _simulate(
+        capsys, "--qrels", str(qrels), "--oracle", str(qrels), "--replay", str(log)
+    )
+    assert (status, stdout) == (1, "")
+    assert stderr.startswith(f"toppref simulate: error: {log}") and stderr.count("\n") == 1
+
+
+def test_an_unwritable_output_is_refused_before_simulating(tmp_path, capsys):
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("t Q0 a 1\n")
+    out = tmp_path / "missing" / "out.txt"
+    status, stdout, stderr = _simulate(
+        capsys, "--qrels", str(qrels), "--oracle", str(qrels), "--out", str(out)
+    )
+    assert (status, stdout) == (2, "")
+    assert stderr == f"toppref simulate: error: {out}: directory '{out.parent}' does not exist\n"
+
+
+def test_simulate_names_the_crowd_parameters_as_plan_does(tmp_path, capsys):
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("".join(f"t Q0 d{i:02d} {1 + i % 3}\n" for i in range(12)))
+    status, stdout, _ = _simulate(
+        capsys, "--qrels", str(qrels), "--oracle", str(qrels), "--culling", "strict_majority"
+    )
+    summary = json.loads(stdout)
+    assert status == 0
+    assert {key: summary[key] for key in ("k", "F", "P", "culling")} == {
+        "k": 5,
+        "F": 9,
+        "P": 7,
+        "culling": "strict_majority",
+    }
+    assert main(["plan", "--pool-size", "12", "--trials", "2", "--culling", "strict_majority"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert {key: plan[key] for key in ("k", "F", "P", "culling")} == {
+        key: summary[key] for key in ("k", "F", "P", "culling")
+    }

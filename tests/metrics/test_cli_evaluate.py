@@ -123,8 +123,13 @@ def test_levels_threshold_and_gains(tmp_path, capsys):
         (["-m", "nope"], "toppref evaluate: error: unknown measure 'nope'"),
         (["-m", "p@0"], "toppref evaluate: error: measure 'p': the cutoff must be at least 1, got 0"),
         (["-m", "rr", "--gains", "1=2"], "toppref evaluate: error: --gains: '1=2' is not VALUE:GAIN"),
-        (["-m", "rr", "--depth", "0"], "toppref evaluate: error: --depth must be at least 1, got 0"),
-        (["-m", "rr", "-j", "0"], "toppref evaluate: error: --jobs must be at least 1, got 0"),
+        (["-m", "rr", "--depth", "0"], "toppref evaluate: error: argument --depth: 0 is out of range"),
+        (["-m", "rr", "-j", "0"], "toppref evaluate: error: argument -j/--jobs: 0 is out of range"),
+        (
+            ["-m", "rr", "-l", "nan"],
+            "toppref evaluate: error: argument -l/--threshold: 'nan' is not a finite",
+        ),
+        (["-m", "rr", "--gains", "1:inf"], "toppref evaluate: error: --gains: '1:inf' is not VALUE:GAIN"),
     ],
 )
 def test_bad_options_exit_2(tmp_path, capsys, argv, message):
@@ -134,13 +139,13 @@ def test_bad_options_exit_2(tmp_path, capsys, argv, message):
     assert status == 2 and out == "" and err.startswith(message)
 
 
-def test_bad_run_file_exits_1_after_the_good_runs(tmp_path, capsys):
+def test_bad_run_file_exits_1_before_printing_any_run(tmp_path, capsys):
     (tmp_path / "q").write_text("t Q0 a 1\n")
     (tmp_path / "good").write_text("t Q0 a 1 1 g\n")
     (tmp_path / "bad").write_text("t Q0 a 1 one b\n")
     status, out, err = run_evaluate(capsys, tmp_path / "q", tmp_path / "good", tmp_path / "bad", "-m", "rr")
     assert status == 1
-    assert out == "g\trr\tall\t1.0\n"
+    assert out == ""
     assert err == f"toppref evaluate: error: {tmp_path / 'bad'}:1: score 'one' is not a number\n"
 
 
@@ -151,3 +156,78 @@ def test_parallel_jobs_keep_the_order_of_the_run_arguments(cast_dir, capsys):
     parallel = run_evaluate(capsys, qrels, *runs, "-m", "ap", "-j", "3")
     assert serial == parallel
     assert [row[0] for row in tsv_rows(serial[1])] == [f"exp{n}" for n in range(1, 10)]
+
+
+THUNLP = [
+    "thunlp_bert_base_rule_based",
+    "thunlp_bert_base_run_cv",
+    "thunlp_bert_base_run_oracle",
+    "thunlp_bert_base_run_raw",
+    "thunlp_bert_base_run_rule_based_cv",
+    "thunlp_bert_base_run_self_learn",
+    "thunlp_bert_base_run_self_learn_cv",
+]
+RENAME_NOTE = "7 runs share runid 'BERT-base': named after their files: " + ", ".join(THUNLP)
+
+
+def test_runs_sharing_a_runid_are_named_by_file_and_reported_once(cast_dir, capsys):
+    # given the seven thunlp CAsT runs, which all say BERT-base, and one decaf run
+    runs = [cast_dir / "runs" / f"{name}.run" for name in THUNLP] + [cast_dir / "runs" / "decaf01.run"]
+    status, out, err = run_evaluate(capsys, cast_dir / "qrels.graded.txt", *runs, "-m", "ndcg@3")
+    # then every row has its own name, and stderr says why in one line
+    assert status == 0
+    assert [row[0] for row in tsv_rows(out)] == [*THUNLP, "exp1"]
+    assert err == f"toppref evaluate: note: {RENAME_NOTE}\n"
+
+
+def test_the_rename_rule_is_the_same_in_compat_compare_and_plot(cast_dir, tmp_path, capsys):
+    runs = [str(cast_dir / "runs" / f"{name}.run") for name in THUNLP]
+    qrels = str(cast_dir / "qrels.graded.txt")
+    assert main(["compare", qrels, *runs, "-m", "ndcg@3", "--format", "json", "--resamples", "10"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["runs"] == THUNLP
+    assert captured.err == f"toppref compare: note: {RENAME_NOTE}\n"
+    png = tmp_path / "x.png"
+    assert main(["plot", "scatter", qrels, *runs, "-m", "ndcg@3", "ap", "-o", str(png)]) == 0
+    assert capsys.readouterr().err == f"toppref plot: note: {RENAME_NOTE}\n"
+    # compat scores one run: its runid is kept, nothing to report
+    assert main(["compat", qrels, runs[0]]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[1].startswith("BERT-base,") and captured.err == ""
+
+
+def test_empty_qrels_fail_and_empty_runs_warn(tmp_path, capsys):
+    (tmp_path / "q").write_text("t Q0 a 1\n")
+    (tmp_path / "empty").write_text("")
+    (tmp_path / "r").write_text("t Q0 a 1 1 r\n")
+    status, out, err = run_evaluate(capsys, tmp_path / "empty", tmp_path / "r", "-m", "rr")
+    assert (status, out) == (1, "")
+    assert (
+        err
+        == f"toppref evaluate: error: {tmp_path / 'empty'}: holds no judgments, so nothing can be scored\n"
+    )
+    status, out, err = run_evaluate(capsys, tmp_path / "q", tmp_path / "r", tmp_path / "empty", "-m", "rr")
+    assert status == 0 and len(tsv_rows(out)) == 2
+    assert (
+        err == f"toppref evaluate: warning: {tmp_path / 'empty'}: holds no lines: the run retrieves nothing\n"
+    )
+
+
+def test_a_directory_or_a_missing_run_fails_before_anything_is_printed(tmp_path, capsys):
+    (tmp_path / "q").write_text("t Q0 a 1\n")
+    (tmp_path / "r").write_text("t Q0 a 1 1 r\n")
+    status, out, err = run_evaluate(capsys, tmp_path / "q", tmp_path / "r", tmp_path, "-m", "rr")
+    assert (status, out, err) == (1, "", f"toppref evaluate: error: {tmp_path}: is a directory, not a file\n")
+    status, out, err = run_evaluate(capsys, tmp_path / "q", tmp_path / "r", tmp_path / "nope", "-m", "rr")
+    assert (status, out, err) == (1, "", f"toppref evaluate: error: {tmp_path / 'nope'}: no such file\n")
+
+
+def test_a_run_with_no_judged_topic_is_scored_zero_with_a_warning(tmp_path, capsys):
+    (tmp_path / "q").write_text("t Q0 a 1\n")
+    (tmp_path / "r").write_text("other Q0 a 1 1 r\n")
+    status, out, err = run_evaluate(capsys, tmp_path / "q", tmp_path / "r", "-m", "rr")
+    assert (status, tsv_rows(out)) == (0, [("r", "rr", "all", "0.0")])
+    assert err == (
+        f"toppref evaluate: warning: {tmp_path / 'r'}: no topic scored (none judged with a relevant item in "
+        f"{tmp_path / 'q'}): 0.0\n"
+    )

@@ -53,11 +53,15 @@ def test_thin_malformed_qrels_exits_nonzero_with_file_line_problem(tmp_path, cap
     out, err = capsys.readouterr()
     assert status == 1
     assert out == ""
-    assert err == f"toppref thin: {qrels}:2: expected 4 columns 'topic Q0 docid grade', found 3\n"
+    assert err == f"toppref thin: error: {qrels}:2: expected 4 columns 'topic Q0 docid grade', found 3\n"
 
 
 def test_thin_missing_file_and_bad_k(tmp_path, capsys):
     assert main(["thin", "-k", "5", str(tmp_path / "absent.txt")]) == 1
-    assert capsys.readouterr().err == f"toppref thin: {tmp_path / 'absent.txt'}: No such file or directory\n"
+    assert capsys.readouterr().err == f"toppref thin: error: {tmp_path / 'absent.txt'}: no such file\n"
+    assert main(["thin", "-k", "5", str(tmp_path)]) == 1
+    assert capsys.readouterr().err == f"toppref thin: error: {tmp_path}: is a directory, not a file\n"
     assert main(["thin", "-k", "0", str(tmp_path / "absent.txt")]) == 2
-    assert capsys.readouterr().err == "toppref thin: -k must be at least 1\n"
+    assert capsys.readouterr().err.startswith(
+        "toppref thin: error: argument -k: 0 is out of range: must be at least 1"
+    )
