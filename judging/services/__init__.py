@@ -6,6 +6,8 @@
 - judgments: ``worker_get_or_create``, ``worker_exclude``, ``assignment_start``, ``hit_assign_next``,
   ``judgment_submit``, ``assignment_submit``
 - tournaments: ``tournament_next_pair``, ``tournament_judgment_submit``
+- workers: ``worker_for_user``, ``assignment_start_external``, ``hit_assign_next_external``,
+  ``assignment_finish_external`` (judges in the browser)
 - simulation (import from ``judging.services.simulation``): ``campaign_simulate``, ``tournament_simulate``,
   simulated workers and assessors driving these services with an engine oracle
 """
@@ -13,6 +15,7 @@
 from judging.services.campaigns import campaign_advance, campaign_create, campaign_delete, campaign_start
 from judging.services.errors import (
     AssignmentClosedError,
+    AssignmentSubmittedError,
     CampaignConfigError,
     CampaignStateError,
     HitNotOpenError,
@@ -35,9 +38,16 @@ from judging.services.judgments import (
 )
 from judging.services.rounds import round_close_if_complete, round_generate, topic_finish
 from judging.services.tournaments import TournamentQuestion, tournament_judgment_submit, tournament_next_pair
+from judging.services.workers import (
+    assignment_finish_external,
+    assignment_start_external,
+    hit_assign_next_external,
+    worker_for_user,
+)
 
 __all__ = [
     "AssignmentClosedError",
+    "AssignmentSubmittedError",
     "CampaignConfigError",
     "CampaignStateError",
     "HitNotOpenError",
@@ -49,13 +59,16 @@ __all__ = [
     "TournamentPairError",
     "TournamentQuestion",
     "WorkerExcludedError",
+    "assignment_finish_external",
     "assignment_start",
+    "assignment_start_external",
     "assignment_submit",
     "campaign_advance",
     "campaign_create",
     "campaign_delete",
     "campaign_start",
     "hit_assign_next",
+    "hit_assign_next_external",
     "hit_build",
     "hit_discard",
     "hit_expire",
@@ -67,5 +80,6 @@ __all__ = [
     "tournament_judgment_submit",
     "tournament_next_pair",
     "worker_exclude",
+    "worker_for_user",
     "worker_get_or_create",
 ]

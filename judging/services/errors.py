@@ -53,3 +53,9 @@ class TournamentPairError(JudgingError, ValueError):
 
 class TopicLeasedError(JudgingError):
     """Another dedicated assessor holds the topic."""
+
+
+class AssignmentSubmittedError(JudgingError):
+    def __init__(self, *, assignment_id: int) -> None:
+        super().__init__(f"assignment {assignment_id} was already submitted")
+        self.assignment_id = assignment_id

@@ -81,11 +81,17 @@ def hit_assign_next(*, campaign: Campaign, worker: Worker) -> Assignment | None:
     if current is not None:
         return current
     live = Assignment.objects.filter(hit=OuterRef("pk"), status__in=LIVE_ASSIGNMENT_STATES)
+    # A worker never gets a pair they already judged (e.g. a pair requeued from a HIT of theirs that expired).
+    judged_before = HitSlot.objects.filter(
+        hit=OuterRef("pk"),
+        pair__slots__judgments__assignment__worker=worker,
+    )
     taken: list[int] = []
     while True:
         hit = (
             Hit.objects.filter(campaign=campaign, status=Hit.Status.OPEN)
             .exclude(Exists(live))
+            .exclude(Exists(judged_before))
             .exclude(pk__in=taken)
             .order_by("number")
             .select_for_update(skip_locked=True)
@@ -102,10 +108,16 @@ def hit_assign_next(*, campaign: Campaign, worker: Worker) -> Assignment | None:
 
 @transaction.atomic
 def judgment_submit(
-    *, assignment: Assignment, slot: HitSlot, winner_id: int, shown_at: datetime | None = None
+    *,
+    assignment: Assignment,
+    slot: HitSlot,
+    winner_id: int,
+    shown_at: datetime | None = None,
+    milliseconds: int | None = None,
 ) -> Judgment:
-    """Record one answer. A repeated submit for the same slot returns the stored judgment instead of counting
-    twice. The answer that completes the assignment triggers its check (see ``assignment_submit``)."""
+    """Record one answer, with the side that won and ``milliseconds`` between the pair being shown and the
+    answer. A repeated submit for the same slot returns the stored judgment instead of counting twice. The
+    answer that completes the assignment triggers its check (see ``assignment_submit``)."""
     hit, assignment = _lock_hit_and_assignment(assignment)
     existing = Judgment.objects.filter(assignment=assignment, slot=slot).first()
     if existing is not None:
@@ -119,7 +131,12 @@ def judgment_submit(
     if winner_id not in (slot.left_id, slot.right_id):
         raise InvalidWinnerError(slot_id=slot.pk, winner_id=winner_id)
     judgment = Judgment.objects.create(
-        assignment=assignment, slot=slot, winner_id=winner_id, shown_at=shown_at
+        assignment=assignment,
+        slot=slot,
+        winner_id=winner_id,
+        winner_side="left" if winner_id == slot.left_id else "right",
+        shown_at=shown_at,
+        milliseconds=milliseconds,
     )
     slot_count = HitSlot.objects.filter(hit_id=assignment.hit_id).count()
     if Judgment.objects.filter(assignment=assignment).count() == slot_count:

@@ -73,7 +73,12 @@ def tournament_next_pair(
 
 @transaction.atomic
 def tournament_judgment_submit(
-    *, campaign_topic: CampaignTopic, assessor: AbstractBaseUser, winner: Item, loser: Item
+    *,
+    campaign_topic: CampaignTopic,
+    assessor: AbstractBaseUser,
+    winner: Item,
+    loser: Item,
+    milliseconds: int | None = None,
 ) -> TournamentJudgment:
     """Record the assessor's preference for the pair the topic's tournament is waiting for, and finish the
     topic when that placed its k-th item. A repeated submit for a pair already judged returns the stored
@@ -109,7 +114,13 @@ def tournament_judgment_submit(
     tournament.record(winner.docid, loser.docid)
     left, right = (winner, loser) if pair[0] == winner.docid else (loser, winner)
     judgment = TournamentJudgment.objects.create(
-        campaign_topic=campaign_topic, assessor=assessor, left=left, right=right, winner=winner
+        campaign_topic=campaign_topic,
+        assessor=assessor,
+        left=left,
+        right=right,
+        winner=winner,
+        winner_side="left" if left == winner else "right",
+        milliseconds=milliseconds,
     )
     campaign_topic.tournament_state = tournament.to_state()
     campaign_topic.assessor = assessor
