@@ -40,7 +40,7 @@ class Command(BaseCommand):
             if not password or password != getpass.getpass("Again: "):
                 raise CommandError("the passwords were empty or did not match", returncode=EXIT_BAD_USAGE)
         with transaction.atomic():
-            group = Group.objects.get(name=ROLES[role])
+            group, _ = Group.objects.get_or_create(name=ROLES[role])
             user, created = get_user_model().objects.get_or_create(username=username)
             user.set_password(password)
             user.save()
