@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Exists, OuterRef, QuerySet
 
 from judging.engine import RankedItem, preference_values
 from judging.models import (
@@ -185,33 +185,36 @@ def judge_overview(*, roles: frozenset[str]) -> list[dict[str, object]]:
 
 
 def hit_question_next(*, assignment: Assignment) -> dict[str, object]:
-    """The first unanswered question of an assignment's HIT as the worker sees it (``None`` when every
-    question is answered), with the progress: answered and total. Challenges look like any other question."""
-    total = HitSlot.objects.filter(hit_id=assignment.hit_id).count()
-    answered = Judgment.objects.filter(assignment=assignment).values_list("slot_id", flat=True)
-    row = (
+    """The first unanswered question of an assignment's HIT as the worker sees it (``question`` is None when
+    every question is answered), with the progress: ``done`` and ``total``. Challenges look like any other
+    question. One query: the HIT's few slots, each marked answered or not."""
+    answered = Judgment.objects.filter(assignment=assignment, slot=OuterRef("pk"))
+    rows = list(
         HitSlot.objects.filter(hit_id=assignment.hit_id)
-        .exclude(pk__in=answered)
+        .annotate(is_answered=Exists(answered))
         .order_by("position")
-        .values_list("position", "topic__question", "left__text", "right__text")
-        .first()
+        .values_list("position", "is_answered", "topic__question", "left__text", "right__text")
     )
-    done = Judgment.objects.filter(assignment=assignment).count()
-    question = None
-    if row is not None:
-        position, text, left_text, right_text = row
-        question = {"position": position, "question": text, "left": left_text, "right": right_text}
-    return {"question": question, "done": done, "total": total}
+    done = sum(1 for _, is_answered, *_ in rows if is_answered)
+    question = next(
+        (
+            {"position": position, "question": text, "left": left_text, "right": right_text}
+            for position, is_answered, text, left_text, right_text in rows
+            if not is_answered
+        ),
+        None,
+    )
+    return {"question": question, "done": done, "total": len(rows)}
 
 
-def tournament_progress(*, campaign_topic: CampaignTopic) -> dict[str, int]:
+def tournament_progress(*, campaign_topic: CampaignTopic, k: int) -> dict[str, int]:
     """Judgments made in a topic's tournament and the most it can take, |C| + (k-1)*ceil(log2 |C|)
     (Assessing top-k preferences, section 4.2), for the judge's progress bar."""
     from judging.engine import tournament_judgment_bound
 
     done = TournamentJudgment.objects.filter(campaign_topic=campaign_topic).count()
     pool = Candidate.objects.filter(campaign_topic=campaign_topic).count()
-    bound = tournament_judgment_bound(pool, campaign_topic.campaign.k)
+    bound = tournament_judgment_bound(pool, k)
     return {"done": done, "total": max(bound, done + 1)}
 
 

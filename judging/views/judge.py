@@ -79,7 +79,7 @@ def judge_next(request: HttpRequest) -> HttpResponse:
         for campaign in campaign_list_judgeable(mode=Campaign.Mode.TOURNAMENT):
             question = tournament_next_pair(campaign=campaign, assessor=request.user)
             if question is not None:
-                return _tournament_page(request, question)
+                return _tournament_page(request, question, campaign)
     if CROWD in roles:
         worker = worker_for_user(user=request.user)
         if worker.is_excluded:
@@ -172,9 +172,9 @@ def redirect_see_other(url: str) -> HttpResponse:
     return response
 
 
-def _tournament_page(request: HttpRequest, question) -> HttpResponse:
+def _tournament_page(request: HttpRequest, question, campaign: Campaign) -> HttpResponse:
     campaign_topic = question.campaign_topic
-    progress = tournament_progress(campaign_topic=campaign_topic)
+    progress = tournament_progress(campaign_topic=campaign_topic, k=campaign.k)
     return render(
         request,
         "judging/pair.html",

@@ -264,3 +264,27 @@ def test_hostile_passages_stay_text_in_the_browser(live_server, page):
     assert "<script>alert(1)</script>" in shown and '<img src=x onerror="alert(2)">' in shown
     page_width = page.evaluate("document.documentElement.scrollWidth")
     assert page_width <= 1280  # the 10,000-character word wraps inside its column
+
+
+def test_pages_run_under_their_content_security_policy_without_violations(live_server, page):
+    from django.contrib.auth import get_user_model
+
+    get_user_model().objects.create_superuser("root", "root@localhost", PASSWORD)
+    violations: list[str] = []
+    page.on(
+        "console",
+        lambda message: (
+            violations.append(f"{page.url}: {message.text[:60]}") if "Content Security Policy" in message.text else None
+        ),
+    )
+    page.goto(f"{live_server.url}/admin/login/")
+    page.fill("#id_username", "root")
+    page.fill("#id_password", PASSWORD)
+    page.click("input[type=submit]")
+    for url in ("/", "/judge/", "/judge/instructions/", "/admin/", "/api/docs/"):
+        page.goto(f"{live_server.url}{url}")
+        page.wait_for_load_state("networkidle")
+    page.goto(f"{live_server.url}/api/docs/")
+    page.wait_for_selector(".swagger-ui", timeout=20_000)
+    screenshot(page, "api_docs_under_csp")
+    assert violations == [], "\n".join(violations)

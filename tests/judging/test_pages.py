@@ -489,3 +489,42 @@ def test_hit_pages_of_a_local_campaign_are_not_reachable_with_mturk_parameters(c
     hit = crowd_campaign().hits.first()
     assert client.get(reverse("judging:hit", args=[hit.public_id]), mturk_query(hit)).status_code == 404
     assert Assignment.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_campaign_judging_status_counts_assessors_exclusions_and_answers_per_kind(client):
+    from judging.selectors import campaign_judging_status
+
+    from tests.judging.factories import graded_pool
+
+    tournament = tournament_campaign(grades={"2_1": graded_pool("t", 6), "2_2": graded_pool("u", 6)})
+    for name in ("ann", "bob"):  # two assessors, each holding one topic
+        page_client = logged_in(Client(), user_with_role(name, "assessors"))
+        html = page_client.get("/judge/next/").content.decode()
+        page_client.post(
+            "/judge/answer/",
+            {"side": "left", **{k: hidden(html, k) for k in ("kind", "topic", "left", "right")}},
+        )
+    crowd = crowd_campaign(provider=Campaign.Provider.MTURK)
+    hit = crowd.hits.order_by("number").first()
+    slots = {slot.position: slot for slot in HitSlot.objects.filter(hit=hit)}
+    answer_all(
+        client,
+        hit,
+        accept(client, hit),
+        side_of=lambda p: (
+            "right" if slots[p].is_challenge and slots[p].expected_winner_id == slots[p].left_id else "left"
+        ),
+    )
+
+    assert campaign_judging_status(campaign=tournament) == {
+        "assessors_active": 2,
+        "workers_excluded": 0,
+        "answers": {"preference": 0, "challenge": 0, "tournament": 2},
+    }
+    challenges = sum(slot.is_challenge for slot in slots.values())
+    assert campaign_judging_status(campaign=crowd) == {
+        "assessors_active": 0,
+        "workers_excluded": 1,
+        "answers": {"preference": 13 - challenges, "challenge": challenges, "tournament": 0},
+    }
