@@ -59,3 +59,11 @@ class AssignmentSubmittedError(JudgingError):
     def __init__(self, *, assignment_id: int) -> None:
         super().__init__(f"assignment {assignment_id} was already submitted")
         self.assignment_id = assignment_id
+
+
+class PairAlreadyJudgedError(JudgingError):
+    """The worker already judged a pair of this HIT (in an earlier, expired or discarded, assignment)."""
+
+    def __init__(self, *, hit_id: int, worker_id: int) -> None:
+        super().__init__(f"worker {worker_id} already judged a pair of HIT {hit_id}")
+        self.hit_id, self.worker_id = hit_id, worker_id

@@ -8,8 +8,13 @@ import secrets
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from judging.models import Assignment, Campaign, Hit, Worker
-from judging.services.errors import AssignmentClosedError, AssignmentSubmittedError, HitTakenError
+from judging.models import Assignment, Campaign, Hit, Judgment, Worker
+from judging.services.errors import (
+    AssignmentClosedError,
+    AssignmentSubmittedError,
+    HitTakenError,
+    PairAlreadyJudgedError,
+)
 from judging.services.judgments import assignment_start, hit_assign_next
 
 LOCAL_PROVIDER = "local"
@@ -28,10 +33,15 @@ def worker_for_user(*, user: AbstractBaseUser) -> Worker:
 def assignment_start_external(*, hit: Hit, worker: Worker, external_id: str) -> Assignment:
     """Give ``hit`` to ``worker`` under the provider's assignment id (MTurk's ``assignmentId``). The same
     worker coming back gets the same assignment; an assignment id already bound to another worker, or a
-    worker arriving with a second assignment id for a HIT they hold, is refused with ``HitTakenError``."""
+    worker arriving with a second assignment id for a HIT they hold, is refused with ``HitTakenError``; a
+    worker who already judged one of its pairs with ``PairAlreadyJudgedError``."""
     bound = Assignment.objects.filter(hit=hit, external_id=external_id).exclude(worker=worker).exists()
     if bound:
         raise HitTakenError(hit_id=hit.pk)
+    holds = Assignment.objects.filter(hit=hit, worker=worker).exists()
+    # A worker never gets a pair they already judged (MTurk picks the HIT, so we can only refuse it).
+    if not holds and Judgment.objects.filter(assignment__worker=worker, slot__pair__slots__hit=hit).exists():
+        raise PairAlreadyJudgedError(hit_id=hit.pk, worker_id=worker.pk)
     assignment = assignment_start(hit=hit, worker=worker)
     if not assignment.external_id:
         Assignment.objects.filter(pk=assignment.pk).update(external_id=external_id)

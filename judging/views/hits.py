@@ -27,6 +27,7 @@ from judging.services import (
     AssignmentSubmittedError,
     HitNotOpenError,
     HitTakenError,
+    PairAlreadyJudgedError,
     WorkerExcludedError,
     assignment_finish_external,
     assignment_start_external,
@@ -227,6 +228,12 @@ def _accept_mturk(request: HttpRequest, hit: Hit, assignment_id: str) -> tuple[A
     except HitTakenError:
         raise Refusal(
             "This HIT belongs to another assignment.", "Please return it and take another HIT.", 409
+        ) from None
+    except PairAlreadyJudgedError:
+        raise Refusal(
+            "You have already answered questions of this HIT.",
+            "Please return it and take another HIT; your earlier answers are kept.",
+            409,
         ) from None
     except HitNotOpenError:
         raise Refusal(

@@ -494,7 +494,6 @@ def test_hit_pages_of_a_local_campaign_are_not_reachable_with_mturk_parameters(c
 @pytest.mark.django_db
 def test_campaign_judging_status_counts_assessors_exclusions_and_answers_per_kind(client):
     from judging.selectors import campaign_judging_status
-
     from tests.judging.factories import graded_pool
 
     tournament = tournament_campaign(grades={"2_1": graded_pool("t", 6), "2_2": graded_pool("u", 6)})
