@@ -196,7 +196,7 @@ MIDDLEWARE.insert(
     "config.middleware.ContentSecurityPolicyMiddleware",
 )
 MIDDLEWARE += ["axes.middleware.AxesMiddleware"]
-AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AUTHENTICATION_BACKENDS = ["config.auth.LoginRateLimitBackend", "django.contrib.auth.backends.ModelBackend"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "judging:start"
 LOGOUT_REDIRECT_URL = "login"

@@ -160,6 +160,7 @@ def test_mturk_worker_previews_accepts_and_submits_inside_the_worker_site_frame(
             "b => { const l = document.querySelector('#judge .progress-label'); return !l || l.textContent !== b; }",
             arg=before,
         )
+    screenshot(page, "mturk_done_in_frame")
     frame.locator("#finish").click()
     page.frame_locator("#hit").locator("#received").wait_for()
     screenshot(page, "mturk_submitted")
@@ -274,7 +275,9 @@ def test_pages_run_under_their_content_security_policy_without_violations(live_s
     page.on(
         "console",
         lambda message: (
-            violations.append(f"{page.url}: {message.text[:60]}") if "Content Security Policy" in message.text else None
+            violations.append(f"{page.url}: {message.text[:60]}")
+            if "Content Security Policy" in message.text
+            else None
         ),
     )
     page.goto(f"{live_server.url}/admin/login/")

@@ -93,3 +93,11 @@ def test_demo_judges_prints_both_logins_that_work(client):
     )
     user = get_user_model().objects.get(username="assessor")
     assert list(user.groups.values_list("name", flat=True)) == ["assessors"]
+
+
+@pytest.mark.django_db
+def test_logins_without_a_request_are_not_rate_limited_but_still_checked(client):
+    # the test client's login(), a shell or a command: no address to lock, the password still decides
+    user_with_role("ann", "assessors")
+    assert not client.login(username="ann", password="wrong")
+    assert client.login(username="ann", password=PASSWORD)
