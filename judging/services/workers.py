@@ -53,8 +53,18 @@ def assignment_start_external(*, hit: Hit, worker: Worker, external_id: str) -> 
 
 @transaction.atomic
 def hit_assign_next_external(*, campaign: Campaign, worker: Worker, session_id: str) -> Assignment | None:
-    """The participant's HIT of this campaign (the same one again on a reload), else the next open one,
-    recorded under the provider's session id (Prolific's ``SESSION_ID``); None when none is left."""
+    """The participant's HIT of this campaign (the same one again on a reload, even once submitted: one
+    Prolific session is one HIT), else the next open one, recorded under the provider's session id (Prolific's
+    ``SESSION_ID``); None when none is left."""
+    session = (
+        Assignment.objects.filter(campaign=campaign, worker=worker, external_id=session_id)
+        .exclude(status=Assignment.Status.EXPIRED)
+        .select_related("hit")
+        .order_by("-started_at")
+        .first()
+    )
+    if session is not None and (session.status == Assignment.Status.IN_PROGRESS or session.submitted_at):
+        return session
     assignment = hit_assign_next(campaign=campaign, worker=worker)
     if assignment is not None and not assignment.external_id:
         Assignment.objects.filter(pk=assignment.pk).update(external_id=session_id)

@@ -101,3 +101,22 @@ def test_completion_code_only_after_every_answer_and_only_once():
 
     assert finished.completion_code == "CODE7"
     assert Assignment.objects.get().status == Assignment.Status.ACCEPTED
+
+
+@pytest.mark.django_db
+def test_a_prolific_session_is_one_hit_even_after_it_was_submitted():
+    from judging.services import hit_assign_next_external
+
+    campaign = crowd_campaign(
+        provider=Campaign.Provider.PROLIFIC, grades={"1_1": {f"a-r{i}": 3 for i in range(7)}}
+    )
+    worker = worker_get_or_create(provider="prolific", external_id="b" * 24)
+    assignment = hit_assign_next_external(campaign=campaign, worker=worker, session_id="S1")
+    for slot in HitSlot.objects.filter(hit=assignment.hit):
+        judgment_submit(assignment=assignment, slot=slot, winner_id=slot.expected_winner_id or slot.left_id)
+
+    again = hit_assign_next_external(campaign=campaign, worker=worker, session_id="S1")
+    next_session = hit_assign_next_external(campaign=campaign, worker=worker, session_id="S2")
+
+    assert again.pk == assignment.pk and again.submitted_at is not None
+    assert next_session is not None and next_session.hit_id != assignment.hit_id
