@@ -220,11 +220,11 @@ def _accept_mturk(request: HttpRequest, hit: Hit, assignment_id: str) -> tuple[A
     origin = _submit_origin(_single(request.GET, "turkSubmitTo"))
     worker = worker_get_or_create(provider=Campaign.Provider.MTURK, external_id=worker_id)
     if worker.is_excluded:
-        raise _ExcludedRefusal
+        raise _excluded_refusal()
     try:
         assignment = assignment_start_external(hit=hit, worker=worker, external_id=assignment_id)
     except WorkerExcludedError:
-        raise _ExcludedRefusal from None
+        raise _excluded_refusal() from None
     except HitTakenError:
         raise Refusal(
             "This HIT belongs to another assignment.", "Please return it and take another HIT.", 409
@@ -249,16 +249,13 @@ def _accept_mturk(request: HttpRequest, hit: Hit, assignment_id: str) -> tuple[A
     return assignment, token
 
 
-class _ExcludedRefusalType(Refusal):
-    pass
-
-
-_ExcludedRefusal = _ExcludedRefusalType(
-    "Thank you for your work.",
-    "You have already taken part in this study as far as it needs, so no more questions are open for you. "
-    "You can return this HIT; nothing you have submitted is lost.",
-    403,
-)
+def _excluded_refusal() -> Refusal:
+    return Refusal(
+        "Thank you for your work.",
+        "You have already taken part in this study as far as it needs, so no more questions are open for you. "
+        "You can return this HIT; nothing you have submitted is lost.",
+        403,
+    )
 
 
 def _from_token(request: HttpRequest, token: str, hit: Hit) -> tuple[Assignment, str]:

@@ -26,7 +26,11 @@
     data.set("side", side);
     fetch(f.action, { method: "POST", body: data, credentials: "same-origin", redirect: "follow" })
       .then(function (response) {
-        return response.text().then(function (html) { swap(html, response.url); });
+        return response.text().then(function (html) {
+          // Only a redirected answer ends on a page worth keeping in the address bar (an error page is the
+          // POST's own URL, which a reload could not GET).
+          swap(html, response.redirected ? response.url : "");
+        });
       })
       .catch(function () {
         setBusy(false);
@@ -38,7 +42,7 @@
   function swap(html, url) {
     var next = new DOMParser().parseFromString(html, "text/html");
     var block = next.getElementById("judge");
-    if (!block) { window.location.assign(url); return; }
+    if (!block) { window.location.assign(url || window.location.href); return; }
     document.getElementById("judge").replaceChildren.apply(document.getElementById("judge"),
       Array.prototype.map.call(block.childNodes, function (n) { return document.importNode(n, true); }));
     document.title = next.title;
