@@ -28,6 +28,7 @@ demo-data: migrate
 
 demo: demo-data
 	$(PY) manage.py demo_superuser
+	$(PY) manage.py demo_judges
 	@echo "Serving toppref on http://$(HOST):$(PORT)/  (Ctrl-C to stop)"
 	$(PY) manage.py runserver --noreload $(HOST):$(PORT)
 

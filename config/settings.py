@@ -5,6 +5,7 @@ Documented environment: ``DJANGO_ENV`` (``development``, ``production`` or ``tes
 SQLite file in the project folder and executes Celery tasks in-process, so a newcomer needs nothing installed.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -153,7 +154,6 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = not IS_PRODUCTION
 WHITENOISE_AUTOREFRESH = not IS_PRODUCTION
 
-LOGIN_URL = "admin:login"
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -219,3 +219,37 @@ if IS_PRODUCTION:
     SECURE_CONTENT_TYPE_NOSNIFF = True
     SECURE_REFERRER_POLICY = "same-origin"
     X_FRAME_OPTIONS = "DENY"
+
+
+# --- Judging pages: accounts, login rate limiting, security headers, external HIT pages -------------------
+# (kept in one block; see docs/decisions.md "Judging pages")
+INSTALLED_APPS += ["axes", "drf_spectacular_sidecar"]
+# The API docs load Swagger UI from our own static files (no CDN), as the CSP below allows no other origin.
+SPECTACULAR_SETTINGS.update(
+    {"SWAGGER_UI_DIST": "SIDECAR", "SWAGGER_UI_FAVICON_HREF": "SIDECAR", "REDOC_DIST": "SIDECAR"}
+)
+# django-axes must be the last middleware (it turns a locked-out login into the lockout page); the CSP
+# middleware sits before clickjacking so that views marked framable can drop X-Frame-Options for CSP.
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("django.middleware.clickjacking.XFrameOptionsMiddleware"),
+    "config.middleware.ContentSecurityPolicyMiddleware",
+)
+MIDDLEWARE += ["axes.middleware.AxesMiddleware"]
+AUTHENTICATION_BACKENDS = ["config.auth.LoginRateLimitBackend", "django.contrib.auth.backends.ModelBackend"]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "judging:start"
+LOGOUT_REDIRECT_URL = "login"
+X_FRAME_OPTIONS = "DENY"
+# Failed logins are counted per (account, address): five failures lock that pair out for 15 minutes.
+AXES_FAILURE_LIMIT = env.int("TOPPREF_LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("TOPPREF_LOGIN_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_LOCKOUT_CALLABLE = "judging.views.accounts.lockout"
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False
+# Extra origins allowed to frame the external HIT pages besides MTurk's worker sites (space-separated).
+TOPPREF_FRAME_ANCESTORS = env.str("TOPPREF_FRAME_ANCESTORS", default="").split()
+# Extra origins an MTurk HIT page may submit to besides MTurk's production and sandbox (space-separated).
+TOPPREF_MTURK_SUBMIT_HOSTS = env.str("TOPPREF_MTURK_SUBMIT_HOSTS", default="").split()
+# How long the signed token of an external HIT page stays valid (seconds); past it the page says so.
+TOPPREF_HIT_TOKEN_MAX_AGE = env.int("TOPPREF_HIT_TOKEN_MAX_AGE", default=4 * 3600)

@@ -9,6 +9,8 @@
 - judgments: ``worker_get_or_create``, ``worker_exclude``, ``assignment_start``, ``hit_assign_next``,
   ``judgment_submit``, ``assignment_submit``
 - tournaments: ``tournament_next_pair``, ``tournament_judgment_submit``
+- workers: ``worker_for_user``, ``assignment_start_external``, ``hit_assign_next_external``,
+  ``assignment_finish_external`` (judges in the browser)
 - simulation (import from ``judging.services.simulation``): ``campaign_simulate``, ``tournament_simulate``,
   simulated workers and assessors driving these services with an engine oracle
 """
@@ -17,6 +19,7 @@ from judging.services.campaigns import campaign_advance, campaign_create, campai
 from judging.services.errors import (
     AssignmentClosedError,
     AssignmentOverdueError,
+    AssignmentSubmittedError,
     CampaignConfigError,
     CampaignStateError,
     HitLifetimeOverError,
@@ -25,6 +28,7 @@ from judging.services.errors import (
     InvalidTimingError,
     InvalidWinnerError,
     JudgingError,
+    PairAlreadyJudgedError,
     SlotMismatchError,
     TopicLeasedError,
     TournamentPairError,
@@ -42,10 +46,17 @@ from judging.services.judgments import (
 )
 from judging.services.rounds import round_close_if_complete, round_generate, topic_finish
 from judging.services.tournaments import TournamentQuestion, tournament_judgment_submit, tournament_next_pair
+from judging.services.workers import (
+    assignment_finish_external,
+    assignment_start_external,
+    hit_assign_next_external,
+    worker_for_user,
+)
 
 __all__ = [
     "AssignmentClosedError",
     "AssignmentOverdueError",
+    "AssignmentSubmittedError",
     "CampaignConfigError",
     "CampaignStateError",
     "HitLifetimeOverError",
@@ -54,6 +65,7 @@ __all__ = [
     "InvalidTimingError",
     "InvalidWinnerError",
     "JudgingError",
+    "PairAlreadyJudgedError",
     "SlotMismatchError",
     "TopicLeasedError",
     "TournamentPairError",
@@ -61,13 +73,16 @@ __all__ = [
     "WorkerBusyError",
     "WorkerExcludedError",
     "assignment_expire",
+    "assignment_finish_external",
     "assignment_start",
+    "assignment_start_external",
     "assignment_submit",
     "campaign_advance",
     "campaign_create",
     "campaign_delete",
     "campaign_start",
     "hit_assign_next",
+    "hit_assign_next_external",
     "hit_build",
     "hit_discard",
     "hit_expire",
@@ -79,5 +94,6 @@ __all__ = [
     "tournament_judgment_submit",
     "tournament_next_pair",
     "worker_exclude",
+    "worker_for_user",
     "worker_get_or_create",
 ]

@@ -102,3 +102,15 @@ class InvalidTimingError(JudgingError, ValueError):
             raise cls(f"{what}: milliseconds must be a whole number, not {milliseconds!r}")
         if not 0 <= milliseconds <= cls.MAX_MILLISECONDS:
             raise cls(f"{what}: milliseconds must be from 0 to {cls.MAX_MILLISECONDS}, not {milliseconds}")
+class AssignmentSubmittedError(JudgingError):
+    def __init__(self, *, assignment_id: int) -> None:
+        super().__init__(f"assignment {assignment_id} was already submitted")
+        self.assignment_id = assignment_id
+
+
+class PairAlreadyJudgedError(JudgingError):
+    """The worker already judged a pair of this HIT (in an earlier, expired or discarded, assignment)."""
+
+    def __init__(self, *, hit_id: int, worker_id: int) -> None:
+        super().__init__(f"worker {worker_id} already judged a pair of HIT {hit_id}")
+        self.hit_id, self.worker_id = hit_id, worker_id

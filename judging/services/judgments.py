@@ -116,12 +116,18 @@ def hit_assign_next(*, campaign: Campaign, worker: Worker) -> Assignment | None:
     if campaign.status != Campaign.Status.RUNNING:
         return None
     live = Assignment.objects.filter(hit=OuterRef("pk"), status__in=LIVE_ASSIGNMENT_STATES)
+    # A worker never gets a pair they already judged (e.g. a pair requeued from a HIT of theirs that expired).
+    judged_before = HitSlot.objects.filter(
+        hit=OuterRef("pk"),
+        pair__slots__judgments__assignment__worker=worker,
+    )
     taken: list[int] = []
     while True:
         hit = (
             Hit.objects.filter(campaign=campaign, status=Hit.Status.OPEN)
             .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
             .exclude(Exists(live))
+            .exclude(Exists(judged_before))
             .exclude(pk__in=taken)
             .order_by("number")
             .select_for_update(skip_locked=True)

@@ -111,7 +111,14 @@ def test_demo_run_prints_the_crowd_and_tournament_top_k():
     }
     assert firsts == {topic: oracle.ranking(topic, oracle.values[topic])[0] for topic in topics}
     assert "Dedicated tournament demo-tournament on topic" in output and "oracle differs" not in output
-    assert again == output and Campaign.objects.count() == 2
+    assert again == output and Campaign.objects.count() == 4
+    # one campaign of each mode stays open for judging in the browser
+    open_modes = set(
+        Campaign.objects.filter(name__startswith="demo-open-", status="running").values_list(
+            "mode", flat=True
+        )
+    )
+    assert open_modes == {"crowd", "tournament"} and "Open to judge in the browser" in output
 
 
 @pytest.mark.django_db

@@ -146,7 +146,11 @@ def test_failing_a_challenge_discards_the_hit_pays_and_excludes_the_worker_and_r
     assignment.refresh_from_db()
     hit.refresh_from_db()
     worker.refresh_from_db()
-    assert (assignment.status, assignment.earned_usd is not None, hit.status) == ("discarded", True, "discarded")
+    assert (assignment.status, assignment.earned_usd is not None, hit.status) == (
+        "discarded",
+        True,
+        "discarded",
+    )
     assert worker.is_excluded and "challenge" in worker.exclusion_reason
     assert not Pair.objects.filter(winner__isnull=False).exists()
     assert set(Pair.objects.filter(hit__isnull=True).values_list("pk", flat=True)) >= pair_ids

@@ -76,6 +76,11 @@ class Command(BaseCommand):
         tournament = campaign_start(campaign=tournament, topic_ids=[topic_id])
         judgments = tournament_simulate(campaign=tournament, oracle=oracle)
         self._print_tournament(tournament, topic_id, judgments, oracle)
+        open_crowd, open_tournament = open_for_browser_judging(collection=collection, k=k, seed=seed)
+        self.stdout.write(
+            f"\nOpen to judge in the browser (/judge/): crowd campaign {open_crowd.name} "
+            f"({open_crowd.hits.filter(status='open').count()} HITs), tournament {open_tournament.name}"
+        )
 
     def _largest_pool_topic(self, campaign: Campaign) -> str:
         sizes = campaign.campaign_topics.annotate(size=Count("candidates")).order_by(
@@ -128,6 +133,26 @@ class Command(BaseCommand):
                 "" if item.rank > len(truth) or truth[item.rank - 1] == item.docid else "   (oracle differs)"
             )
             self.stdout.write(f"  {item.rank}. {item.docid}{mark}")
+
+
+OPEN_CROWD_CAMPAIGN = "demo-open-crowd"
+OPEN_TOURNAMENT_CAMPAIGN = "demo-open-tournament"
+
+
+def open_for_browser_judging(*, collection: Collection, k: int = 5, seed: int = 1) -> tuple[Campaign, Campaign]:
+    """Leave one campaign of each mode running for people to judge at /judge/: a local crowd campaign over
+    every topic (HITs built) and a dedicated tournament on the topic with the smallest pool of at least k+1
+    candidates, so that a newcomer finishes a topic in a few minutes. Replaces earlier ones."""
+    for campaign in Campaign.objects.filter(name__in=[OPEN_CROWD_CAMPAIGN, OPEN_TOURNAMENT_CAMPAIGN]):
+        campaign_delete(campaign=campaign)
+    crowd = campaign_start(campaign=campaign_create(collection=collection, name=OPEN_CROWD_CAMPAIGN, k=k, seed=seed))
+    sizes = crowd.campaign_topics.annotate(size=Count("candidates")).filter(size__gt=k).order_by("size", "topic__topic_id")
+    topic_id = sizes.values_list("topic__topic_id", flat=True).first()
+    tournament = campaign_create(
+        collection=collection, name=OPEN_TOURNAMENT_CAMPAIGN, mode="tournament", k=k, seed=seed
+    )
+    tournament = campaign_start(campaign=tournament, topic_ids=[topic_id] if topic_id else None)
+    return crowd, tournament
 
 
 def _shorten(text: str) -> str:

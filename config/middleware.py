@@ -1,0 +1,79 @@
+"""Security headers for every response: a Content-Security-Policy that allows no inline script and no
+third-party origin, and framing refused everywhere except on the views marked with ``frame_for_workers``
+(the external HIT pages, which MTurk shows in an iframe on its worker sites).
+
+Django 5 has no CSP support of its own (it arrives in 6.0), and the policy is small and fixed, so a few lines
+here replace a dependency; see docs/decisions.md "Judging pages".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.clickjacking import xframe_options_exempt
+
+# MTurk's worker sites that show an ExternalQuestion in an iframe (production, sandbox, legacy requester host).
+MTURK_FRAME_ANCESTORS = (
+    "https://worker.mturk.com",
+    "https://workersandbox.mturk.com",
+    "https://www.mturk.com",
+)
+# Where an MTurk HIT page's final form may go (``turkSubmitTo`` + "/mturk/externalSubmit").
+MTURK_SUBMIT_ORIGINS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
+PROLIFIC_ORIGIN = "https://app.prolific.com"
+
+BASE_POLICY = (
+    ("default-src", "'self'"),
+    ("script-src", "'self'"),
+    ("style-src", "'self'"),
+    ("img-src", "'self' data:"),
+    ("font-src", "'self'"),
+    ("connect-src", "'self'"),
+    ("object-src", "'none'"),
+    ("base-uri", "'none'"),
+)
+
+
+def mturk_submit_origins() -> tuple[str, ...]:
+    """MTurk's production and sandbox origins plus ``TOPPREF_MTURK_SUBMIT_HOSTS`` (tests' stand-ins)."""
+    return MTURK_SUBMIT_ORIGINS + tuple(
+        origin.rstrip("/") for origin in getattr(settings, "TOPPREF_MTURK_SUBMIT_HOSTS", [])
+    )
+
+
+def frame_for_workers(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Mark a view as an external HIT page: framable by MTurk's worker sites and ``TOPPREF_FRAME_ANCESTORS``
+    (CSP ``frame-ancestors``, no X-Frame-Options), and allowed to submit forms to MTurk and Prolific."""
+
+    @wraps(view)
+    def wrapped(*args, **kwargs):
+        response = view(*args, **kwargs)
+        response.toppref_framable = True
+        return response
+
+    return xframe_options_exempt(wrapped)
+
+
+class ContentSecurityPolicyMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if "Content-Security-Policy" in response:
+            return response
+        policy = list(BASE_POLICY)
+        if getattr(response, "toppref_framable", False):
+            ancestors = MTURK_FRAME_ANCESTORS + tuple(getattr(settings, "TOPPREF_FRAME_ANCESTORS", []))
+            policy.append(("frame-ancestors", " ".join(ancestors)))
+            policy.append(("form-action", " ".join(("'self'", *mturk_submit_origins(), PROLIFIC_ORIGIN))))
+        else:
+            policy.append(("frame-ancestors", "'none'"))
+            policy.append(("form-action", "'self'"))
+        response["Content-Security-Policy"] = "; ".join(f"{name} {value}" for name, value in policy)
+        response.setdefault("Referrer-Policy", "same-origin")
+        response.setdefault("X-Content-Type-Options", "nosniff")
+        return response

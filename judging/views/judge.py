@@ -1,0 +1,234 @@
+"""Pages of logged-in judges: dedicated assessors judge tournament pairs (Assessing top-k preferences,
+section 4.2), local crowd users judge the questions of the HIT they hold (section 4.3). One pair page for
+both; a plain form POST answers and redirects, and static/judging/pair.js does the same without a reload."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from judging.models import Assignment, Campaign, CampaignTopic, HitSlot
+from judging.selectors import (
+    campaign_list_judgeable,
+    hit_question_next,
+    judge_has_judged,
+    judge_overview,
+    judge_roles,
+    tournament_progress,
+)
+from judging.services import (
+    AssignmentClosedError,
+    TopicLeasedError,
+    TournamentPairError,
+    WorkerExcludedError,
+    hit_assign_next,
+    judgment_submit,
+    tournament_judgment_submit,
+    tournament_next_pair,
+    worker_for_user,
+)
+from judging.views.answers import parse_answer
+from pools.models import Item
+
+ASSESSOR, CROWD = "assessors", "crowd"
+INSTRUCTIONS_SEEN = "judging_instructions_seen"
+
+
+@login_required
+@require_GET
+def judge_start(request: HttpRequest) -> HttpResponse:
+    roles = judge_roles(user=request.user)
+    return render(
+        request,
+        "judging/judge_start.html",
+        {"roles": roles, "is_judge": bool(roles & {ASSESSOR, CROWD}), "rows": judge_overview(roles=roles)},
+    )
+
+
+@require_http_methods(["GET", "POST"])
+def judge_instructions(request: HttpRequest) -> HttpResponse:
+    """The paper's three criteria (public, so that external HIT pages can link to it). A logged-in judge's
+    POST records that they read them and goes on to their first pair."""
+    if request.method == "POST":
+        if not request.user.is_authenticated:
+            return redirect(f"{reverse('login')}?next={reverse('judging:instructions')}")
+        request.session[INSTRUCTIONS_SEEN] = True
+        return redirect("judging:next", permanent=False)
+    return render(request, "judging/instructions.html", {"is_first": request.GET.get("first") == "1"})
+
+
+@login_required
+@require_GET
+def judge_next(request: HttpRequest) -> HttpResponse:
+    roles = judge_roles(user=request.user)
+    if not roles & {ASSESSOR, CROWD}:
+        return _refuse(
+            request,
+            "You have no judging role.",
+            "Ask a researcher to add you as an assessor or a crowd worker.",
+            status=403,
+        )
+    if not request.session.get(INSTRUCTIONS_SEEN):
+        if not judge_has_judged(user=request.user):
+            return redirect(f"{reverse('judging:instructions')}?first=1")
+        request.session[INSTRUCTIONS_SEEN] = True
+    if ASSESSOR in roles:
+        for campaign in campaign_list_judgeable(mode=Campaign.Mode.TOURNAMENT):
+            question = tournament_next_pair(campaign=campaign, assessor=request.user)
+            if question is not None:
+                return _tournament_page(request, question, campaign)
+    if CROWD in roles:
+        worker = worker_for_user(user=request.user)
+        if worker.is_excluded:
+            return _excluded(request)
+        for campaign in campaign_list_judgeable(mode=Campaign.Mode.CROWD):
+            try:
+                assignment = hit_assign_next(campaign=campaign, worker=worker)
+            except WorkerExcludedError:
+                return _excluded(request)
+            if assignment is not None:
+                state = hit_question_next(assignment=assignment)
+                if state["question"] is not None:
+                    return _hit_page(request, assignment, state)
+    return render(request, "judging/nothing_left.html", {"layout": "judge"})
+
+
+@login_required
+@require_POST
+def judge_answer(request: HttpRequest) -> HttpResponse:
+    """One answer; 303 to the next pair. A repeated answer keeps the first (the services are idempotent)."""
+    roles = judge_roles(user=request.user)
+    answer = parse_answer(request.POST)
+    if answer is None:
+        return _refuse(
+            request, "That answer was not understood.", "Choose the left or the right passage.", status=400
+        )
+    kind = request.POST.get("kind")
+    if kind == "tournament":
+        if ASSESSOR not in roles:
+            return _refuse(request, "Only assessors judge tournaments.", "", status=403)
+        campaign_topic = get_object_or_404(
+            CampaignTopic.objects.select_related("campaign"),
+            pk=_int(request.POST.get("topic")),
+            campaign__mode=Campaign.Mode.TOURNAMENT,
+            campaign__status=Campaign.Status.RUNNING,
+        )
+        items = Item.objects.filter(collection_id=campaign_topic.campaign.collection_id)
+        left = get_object_or_404(items, pk=_int(request.POST.get("left")))
+        right = get_object_or_404(items, pk=_int(request.POST.get("right")))
+        winner, loser = (left, right) if answer.side == "left" else (right, left)
+        try:
+            tournament_judgment_submit(
+                campaign_topic=campaign_topic,
+                assessor=request.user,
+                winner=winner,
+                loser=loser,
+                milliseconds=answer.milliseconds,
+            )
+        except (TournamentPairError, TopicLeasedError):
+            return _refuse(
+                request,
+                "That pair is no longer asked.",
+                "It was answered already, or another assessor holds this topic.",
+                status=409,
+            )
+    elif kind == "hit":
+        if CROWD not in roles:
+            return _refuse(request, "Only crowd workers answer HITs.", "", status=403)
+        assignment = get_object_or_404(
+            Assignment.objects.select_related("hit"),
+            pk=_int(request.POST.get("assignment")),
+            worker__user=request.user,
+            worker__provider="local",
+        )
+        slot = get_object_or_404(
+            HitSlot, hit_id=assignment.hit_id, position=_int(request.POST.get("position"))
+        )
+        try:
+            judgment_submit(
+                assignment=assignment,
+                slot=slot,
+                winner_id=slot.left_id if answer.side == "left" else slot.right_id,
+                milliseconds=answer.milliseconds,
+            )
+        except AssignmentClosedError:
+            return _refuse(
+                request,
+                "This HIT is closed.",
+                "It expired or was already submitted; your next pair is waiting.",
+                status=409,
+            )
+    else:
+        return _refuse(request, "That answer was not understood.", "", status=400)
+    return redirect_see_other(reverse("judging:next"))
+
+
+def redirect_see_other(url: str) -> HttpResponse:
+    response = HttpResponse(status=303)
+    response["Location"] = url
+    return response
+
+
+def _tournament_page(request: HttpRequest, question, campaign: Campaign) -> HttpResponse:
+    campaign_topic = question.campaign_topic
+    progress = tournament_progress(campaign_topic=campaign_topic, k=campaign.k)
+    return render(
+        request,
+        "judging/pair.html",
+        {
+            "layout": "judge",
+            "question": campaign_topic.topic.question,
+            "left_text": question.left.text,
+            "right_text": question.right.text,
+            "progress": progress,
+            "progress_label": f"topic {campaign_topic.topic.topic_id}: {progress['done']} judged, at most {progress['total'] - progress['done']} left",
+            "action": reverse("judging:answer"),
+            "fields": {
+                "kind": "tournament",
+                "topic": campaign_topic.pk,
+                "left": question.left.pk,
+                "right": question.right.pk,
+            },
+        },
+    )
+
+
+def _hit_page(request: HttpRequest, assignment: Assignment, state: dict) -> HttpResponse:
+    question = state["question"]
+    return render(
+        request,
+        "judging/pair.html",
+        {
+            "layout": "judge",
+            "question": question["question"],
+            "left_text": question["left"],
+            "right_text": question["right"],
+            "progress": state,
+            "progress_label": f"HIT: {state['done']} of {state['total']} answered",
+            "action": reverse("judging:answer"),
+            "fields": {"kind": "hit", "assignment": assignment.pk, "position": question["position"]},
+        },
+    )
+
+
+def _excluded(request: HttpRequest) -> HttpResponse:
+    return render(request, "judging/excluded.html", {"layout": "judge"}, status=403)
+
+
+def _refuse(request: HttpRequest, title: str, detail: str, *, status: int) -> HttpResponse:
+    return render(
+        request,
+        "judging/message.html",
+        {"layout": "judge", "title": title, "detail": detail, "continue_url": reverse("judging:next")},
+        status=status,
+    )
+
+
+def _int(value: str | None) -> int:
+    try:
+        return int(value or "")
+    except ValueError:
+        return 0
