@@ -5,6 +5,7 @@ Documented environment: ``DJANGO_ENV`` (``development`` or ``production``), ``DJ
 SQLite file in the project folder and executes Celery tasks in-process, so a newcomer needs nothing installed.
 """
 
+from decimal import Decimal
 from pathlib import Path
 
 import environ
@@ -158,6 +159,7 @@ CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE = {
     "hit-expire-overdue": {"task": "judging.tasks.hit_expire_overdue_task", "schedule": 60.0},
     "campaign-advance-running": {"task": "judging.tasks.campaign_advance_running_task", "schedule": 300.0},
+    "crowd-sync-running": {"task": "judging.tasks.crowd_sync_running_task", "schedule": 180.0},
 }
 
 LOGGING = {
@@ -180,3 +182,19 @@ if IS_PRODUCTION:
     SECURE_CONTENT_TYPE_NOSNIFF = True
     SECURE_REFERRER_POLICY = "same-origin"
     X_FRAME_OPTIONS = "DENY"
+
+# Crowd providers (judging.crowd). Credentials are read from the environment at publish time only:
+# AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) for MTurk, PROLIFIC_API_TOKEN for Prolific.
+# TOPPREF_PUBLIC_URL is where workers reach this site (the external HIT pages): https outside DEBUG.
+TOPPREF_PUBLIC_URL = env("TOPPREF_PUBLIC_URL", default="http://127.0.0.1:8000")
+TOPPREF_MTURK_ENV = env("TOPPREF_MTURK_ENV", default="sandbox")
+TOPPREF_MTURK_ENDPOINT_URL = env("TOPPREF_MTURK_ENDPOINT_URL", default="")
+TOPPREF_MTURK_FRAME_HEIGHT = env.int("TOPPREF_MTURK_FRAME_HEIGHT", default=800)
+# MTurk's commission: 20% of rewards and bonuses, 20% more on HITs with 10 or more assignments.
+TOPPREF_MTURK_FEE_RATE = Decimal(env("TOPPREF_MTURK_FEE_RATE", default="0.20"))
+TOPPREF_MTURK_TEN_PLUS_FEE_RATE = Decimal(env("TOPPREF_MTURK_TEN_PLUS_FEE_RATE", default="0.20"))
+TOPPREF_PROLIFIC_API_URL = env("TOPPREF_PROLIFIC_API_URL", default="https://api.prolific.com/api/v1/")
+TOPPREF_PROLIFIC_WORKSPACE_ID = env("TOPPREF_PROLIFIC_WORKSPACE_ID", default="")
+# Prolific's service fee (42.8% corporate; 33.3% academic and non-profit): see docs/decisions.md.
+TOPPREF_PROLIFIC_FEE_RATE = Decimal(env("TOPPREF_PROLIFIC_FEE_RATE", default="0.428"))
+TOPPREF_CROWD_TIMEOUT_SECONDS = env.float("TOPPREF_CROWD_TIMEOUT_SECONDS", default=30.0)

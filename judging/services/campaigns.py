@@ -38,9 +38,11 @@ def campaign_create(
     budget_usd: Decimal | None = None,
     hit_lifetime: timedelta = timedelta(days=1),
     description: str = "",
+    provider: str = Campaign.Provider.LOCAL,
 ) -> Campaign:
     """Create a draft campaign; raises ``CampaignConfigError`` naming the broken rule (F > P > k >= 1,
-    at least one preference per HIT, prices and budget not negative, a known mode and culling rule)."""
+    at least one preference per HIT, prices and budget not negative, a known mode, culling rule and crowd
+    provider)."""
     try:
         CrowdParams(k=k, F=final_stage_size, P=opponents, culling=culling, max_rounds=max_rounds).validate()
         HitShape(preferences=preferences_per_hit, challenges=challenges_per_hit).validate()
@@ -63,6 +65,7 @@ def campaign_create(
         fee_per_hit_usd=Decimal(fee_per_hit_usd),
         budget_usd=None if budget_usd is None else Decimal(budget_usd),
         hit_lifetime=hit_lifetime,
+        provider=provider,
     )
     try:
         campaign.full_clean()
