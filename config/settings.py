@@ -190,6 +190,8 @@ TOPPREF_PUBLIC_URL = env("TOPPREF_PUBLIC_URL", default="http://127.0.0.1:8000")
 TOPPREF_MTURK_ENV = env("TOPPREF_MTURK_ENV", default="sandbox")
 TOPPREF_MTURK_ENDPOINT_URL = env("TOPPREF_MTURK_ENDPOINT_URL", default="")
 TOPPREF_MTURK_FRAME_HEIGHT = env.int("TOPPREF_MTURK_FRAME_HEIGHT", default=800)
+# Attempts per call (botocore's adaptive retry mode); what still fails is retried later by the Celery task.
+TOPPREF_MTURK_MAX_ATTEMPTS = env.int("TOPPREF_MTURK_MAX_ATTEMPTS", default=8)
 # MTurk's commission: 20% of rewards and bonuses, 20% more on HITs with 10 or more assignments.
 TOPPREF_MTURK_FEE_RATE = Decimal(env("TOPPREF_MTURK_FEE_RATE", default="0.20"))
 TOPPREF_MTURK_TEN_PLUS_FEE_RATE = Decimal(env("TOPPREF_MTURK_TEN_PLUS_FEE_RATE", default="0.20"))

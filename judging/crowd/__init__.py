@@ -53,6 +53,7 @@ def provider_build(name: str, *, local_fee_usd: Decimal = Decimal("0")) -> Crowd
             fee_rate=settings.TOPPREF_MTURK_FEE_RATE,
             ten_plus_fee_rate=settings.TOPPREF_MTURK_TEN_PLUS_FEE_RATE,
             timeout_seconds=settings.TOPPREF_CROWD_TIMEOUT_SECONDS,
+            max_attempts=settings.TOPPREF_MTURK_MAX_ATTEMPTS,
         )
     if name == "prolific":
         from judging.crowd.prolific import ProlificProvider
