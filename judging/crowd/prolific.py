@@ -145,7 +145,7 @@ class ProlificProvider:
         if response.status_code != 200 or "available_balance" not in response.json():
             logger.warning("prolific balance unknown: HTTP %s", response.status_code)
             return None
-        return Decimal(response.json()["available_balance"]) / 100
+        return to_cents(Decimal(response.json()["available_balance"]) / 100)
 
     def _workspace_id(self) -> str:
         """UNVERIFIED: the first workspace of ``GET /workspaces/`` unless TOPPREF_PROLIFIC_WORKSPACE_ID says."""
