@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from judging import crowd
 from judging.crowd import CampaignInfo, CrowdConfigError, HitInfo, Published
-from judging.models import Assignment, Campaign, Hit, HitSlot
+from judging.models import Assignment, Campaign, Hit, HitSlot, Pair
 from judging.services.errors import CampaignStateError
 
 logger = logging.getLogger(__name__)
@@ -67,11 +67,11 @@ class PublishReport:
         lines = [
             f"campaign {self.campaign} ({self.provider}): {verb} {len(self.hit_numbers)} HIT(s) [{numbers}], "
             f"{self.assignments_per_hit} assignment(s) each",
-            f"pay ${self.pay_total_usd} (${self.reward_usd} per assignment), fees ${self.fee_total_usd} "
-            f"(${self.fee_usd} per HIT), total ${self.total_usd}",
-            f"spent before ${self.spent_before_usd}, budget "
-            + ("none" if self.budget_usd is None else f"${self.budget_usd}")
-            + (", balance not checked" if self.balance_usd is None else f", balance ${self.balance_usd}"),
+            f"pay {usd(self.pay_total_usd)} ({usd(self.reward_usd)} per assignment), fees {usd(self.fee_total_usd)} "
+            f"({usd(self.fee_usd)} per HIT), total {usd(self.total_usd)}",
+            f"spent before {usd(self.spent_before_usd)}, budget "
+            + ("none" if self.budget_usd is None else f"{usd(self.budget_usd)}")
+            + (", balance not checked" if self.balance_usd is None else f", balance {usd(self.balance_usd)}"),
         ]
         if self.waiting:
             lines.append(f"{self.waiting} HIT(s) left unpublished")
@@ -80,6 +80,11 @@ class PublishReport:
         if self.is_dry_run:
             lines.append("dry run: nothing was published")
         return lines
+
+
+def usd(amount: Decimal | None) -> str:
+    """$1.50 (always two decimals)."""
+    return "none" if amount is None else f"${Decimal(amount):.2f}"
 
 
 def campaign_spend_usd(*, campaign: Campaign) -> Decimal:
@@ -178,12 +183,16 @@ def campaign_publish(
     chosen, note = candidates, ""
     if campaign.budget_usd is not None and cost > 0:
         affordable = max(int((campaign.budget_usd - report.spent_before_usd) // cost), 0)
-        if affordable < len(chosen):
-            chosen = chosen[:affordable]
+        # Pairs hit_build left unpacked for lack of budget wait too: say so even if every HIT went out.
+        queued = _queued_pair_count(campaign)
+        if affordable < len(chosen) or (queued and affordable <= len(chosen)):
             note = (
-                f"budget: ${campaign.budget_usd} with ${report.spent_before_usd} spent leaves room for "
-                f"{affordable} more HIT(s) at ${cost} (pay ${reward} + fee ${fee})"
+                f"budget {usd(campaign.budget_usd)} reached: {usd(report.spent_before_usd)} spent, room for "
+                f"{affordable} HIT(s) at {usd(cost)} (pay {usd(reward)} + fee {usd(fee)}); "
+                f"{len(candidates) - min(affordable, len(candidates))} HIT(s) and {queued} queued pair(s) "
+                "wait for more budget"
             )
+            chosen = chosen[:affordable]
     if not is_dry_run and campaign.provider != Campaign.Provider.LOCAL and chosen:
         provider = provider or provider_for(campaign)
         report.balance_usd = provider.balance_usd()
@@ -192,8 +201,8 @@ def campaign_publish(
             if payable < len(chosen):
                 chosen = chosen[:payable]
                 note = (
-                    f"balance: ${report.balance_usd} at {campaign.provider} pays for {payable} "
-                    f"HIT(s) at ${cost}"
+                    f"balance: {usd(report.balance_usd)} at {campaign.provider} pays for {payable} "
+                    f"HIT(s) at {usd(cost)}"
                 )
     report.hit_numbers = [hit.number for hit in chosen]
     report.waiting = unpublished.count() - len(chosen)
@@ -274,6 +283,16 @@ def _campaign_state_save(*, campaign: Campaign, state: dict) -> None:
     locked.provider_state = {**locked.provider_state, **state}
     locked.save(update_fields=["provider_state"])
     campaign.provider_state = locked.provider_state
+
+
+def _queued_pair_count(campaign: Campaign) -> int:
+    """Pairs of open rounds waiting for a HIT (none is built beyond the budget)."""
+    return Pair.objects.filter(
+        round__campaign_topic__campaign=campaign,
+        round__closed_at__isnull=True,
+        hit__isnull=True,
+        winner__isnull=True,
+    ).count()
 
 
 def _hit_stages(hit_ids: list[int]) -> dict[int, int]:
