@@ -235,6 +235,7 @@ class MTurkProvider:
         for page in self.client.get_paginator("list_qualification_types").paginate(
             Query=name, MustBeRequestable=False, MustBeOwnedByCaller=True
         ):
+            logger.info("mturk ListQualificationTypes ok (request id %s)", _request_id(page))
             for qualification in page.get("QualificationTypes", []):
                 if qualification["Name"] == name:
                     return qualification["QualificationTypeId"]
@@ -266,6 +267,7 @@ class MTurkProvider:
 
     def _find_hit(self, public_id: str) -> str:
         for page in self.client.get_paginator("list_hits").paginate(PaginationConfig={"PageSize": 100}):
+            logger.info("mturk ListHITs ok (request id %s)", _request_id(page))
             for hit in page.get("HITs", []):
                 if hit.get("RequesterAnnotation") == public_id:
                     return hit["HITId"]
@@ -283,9 +285,7 @@ class MTurkProvider:
             try:
                 for page in pages:
                     logger.info(
-                        "mturk ListAssignmentsForHIT %s ok (request id %s)",
-                        hit_id,
-                        page.get("ResponseMetadata", {}).get("RequestId", "-"),
+                        "mturk ListAssignmentsForHIT %s ok (request id %s)", hit_id, _request_id(page)
                     )
                     for assignment in page.get("Assignments", []):
                         work.append(
@@ -353,3 +353,7 @@ class MTurkProvider:
     def expire(self, *, campaign: CampaignInfo, hit_external_ids: Sequence[str]) -> None:
         for hit_id in hit_external_ids:
             self._call("update_expiration_for_hit", HITId=hit_id, ExpireAt=PAST)
+
+
+def _request_id(response: dict[str, Any]) -> str:
+    return response.get("ResponseMetadata", {}).get("RequestId", "-")

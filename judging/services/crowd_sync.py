@@ -70,7 +70,7 @@ def campaign_sync(*, campaign: Campaign, provider: CrowdProvider | None = None) 
     """Bring the campaign and its provider in line (safe to run any number of times): see the module."""
     campaign.refresh_from_db()
     report = SyncReport(campaign=campaign.name, provider=campaign.provider)
-    if campaign.mode != Campaign.Mode.CROWD:
+    if campaign.mode != Campaign.Mode.CROWD or campaign.status == Campaign.Status.DRAFT:
         return report
     if campaign.provider == Campaign.Provider.LOCAL:
         # The local crowd is approved as soon as its answers are stored: nothing to ask anybody.
