@@ -97,6 +97,8 @@ class CrowdProvider(Protocol):
     retried): a provider makes each one idempotent or reads the state first."""
 
     name: str
+    # True when ``expire`` acts on one HIT (MTurk); False when a HIT id names a group of HITs (a Prolific study).
+    expires_each_hit: bool
 
     def fee_usd(self, *, reward_usd: Decimal, assignments: int = 1) -> Decimal:
         """The provider's fee for one HIT paying ``reward_usd`` to each of ``assignments`` workers."""

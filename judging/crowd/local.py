@@ -12,6 +12,7 @@ from judging.crowd.base import CampaignInfo, HitInfo, Published, Work
 
 class LocalProvider:
     name = "local"
+    expires_each_hit = False
 
     def __init__(self, *, fee_usd: Decimal = Decimal("0")) -> None:
         # The lab pays its own crowd: the only "fee" is what the campaign says (fee_per_hit_usd).

@@ -103,6 +103,7 @@ def mturk_fee_usd(
 
 class MTurkProvider:
     name = "mturk"
+    expires_each_hit = True
 
     def __init__(
         self,

@@ -68,6 +68,7 @@ def study_key(stage: int) -> str:
 
 class ProlificProvider:
     name = "prolific"
+    expires_each_hit = False
 
     def __init__(
         self,

@@ -109,7 +109,9 @@ def campaign_sync(*, campaign: Campaign, provider: CrowdProvider | None = None) 
     report.excluded = _exclusions_push(campaign=campaign, provider=provider)
     if campaign.status in (Campaign.Status.PAUSED, Campaign.Status.DONE):
         report.expired = _hits_expire_at_provider(campaign=campaign, provider=provider)
-    elif campaign.status == Campaign.Status.RUNNING and campaign.provider_state.get("auto_publish"):
+    elif campaign.status == Campaign.Status.RUNNING:
+        report.expired = _hits_withdraw_at_provider(campaign=campaign, provider=provider)
+    if campaign.status == Campaign.Status.RUNNING and campaign.provider_state.get("auto_publish"):
         # The researcher published once (after a dry run); HITs built since then follow within budget.
         report.published = campaign_publish(campaign=campaign, provider=provider)
     return report
@@ -241,15 +243,30 @@ def _exclusions_push(*, campaign: Campaign, provider: CrowdProvider) -> int:
 def _hits_expire_at_provider(*, campaign: Campaign, provider: CrowdProvider) -> int:
     """A paused or finished campaign takes no new workers: expire its open published HITs at the provider
     (once; the HITs stay open here until their own expiry, so work already taken can still come in)."""
+    hits = Hit.objects.filter(campaign=campaign, status=Hit.Status.OPEN, published_at__isnull=False)
+    return _expire(campaign=campaign, provider=provider, hits=hits)
+
+
+def _hits_withdraw_at_provider(*, campaign: Campaign, provider: CrowdProvider) -> int:
+    """HITs closed here without a submission (discarded by hand, or expired early) while still live at a
+    provider that expires HITs one by one (MTurk): withdraw them there, so nobody takes work we refuse. A
+    Prolific study holds many HITs, and its places cannot shrink: nothing to do there."""
+    if not provider.expires_each_hit:
+        return 0
+    submitted = Assignment.objects.filter(hit=OuterRef("pk"), submitted_at__isnull=False)
+    hits = Hit.objects.filter(
+        campaign=campaign,
+        status__in=(Hit.Status.DISCARDED, Hit.Status.EXPIRED),
+        published_at__isnull=False,
+        expires_at__gt=timezone.now(),
+    ).exclude(Exists(submitted))
+    return _expire(campaign=campaign, provider=provider, hits=hits)
+
+
+def _expire(*, campaign: Campaign, provider: CrowdProvider, hits) -> int:
+    """Expire these HITs at the provider, each once (remembered in ``provider_state["expired_hits"]``)."""
     done = set(campaign.provider_state.get("expired_hits", []))
-    hits = sorted(
-        set(
-            Hit.objects.filter(campaign=campaign, status=Hit.Status.OPEN, published_at__isnull=False)
-            .exclude(external_id="")
-            .values_list("external_id", flat=True)
-        )
-        - done
-    )
+    hits = sorted(set(hits.exclude(external_id="").values_list("external_id", flat=True)) - done)
     if not hits:
         return 0
     provider.expire(campaign=campaign_info(campaign=campaign), hit_external_ids=hits)

@@ -8,6 +8,7 @@ from decimal import Decimal
 import pytest
 
 from judging.models import Assignment, Campaign, Hit
+from judging.services import hit_build, hit_discard
 from judging.tasks import campaign_publish_task, crowd_sync_task
 from tests.judging.crowd.conftest import complete_hit, running_campaign
 from tests.judging.crowd.fake_mturk import FakeMTurk
@@ -98,3 +99,19 @@ def test_a_paused_campaign_expires_its_open_hits_at_mturk_once(fake_mturk):
         Hit.objects.filter(campaign=campaign, status=Hit.Status.OPEN).values_list("external_id", flat=True)
     )
     assert len(open_ids) == 2 and sorted(fake_mturk.expired) == sorted(open_ids)
+
+
+@pytest.mark.django_db
+def test_a_hit_discarded_here_is_withdrawn_from_mturk_once(fake_mturk):
+    campaign = running_campaign(hits=3)
+    campaign_publish_task.apply(args=[campaign.pk]).get()
+    discarded = Hit.objects.get(campaign=campaign, number=2)
+    hit_discard(hit=discarded)
+    hit_build(campaign=campaign)  # the task hit_discard queues on commit
+
+    crowd_sync_task.apply(args=[campaign.pk]).get()
+    crowd_sync_task.apply(args=[campaign.pk]).get()
+
+    assert fake_mturk.expired == [discarded.external_id]
+    # Its pairs went back to the queue, into HIT 4, which the sync published (auto-publish after the first).
+    assert Hit.objects.get(campaign=campaign, number=4).external_id in fake_mturk.hits

@@ -9,6 +9,7 @@ import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 
+from judging.crowd import CampaignInfo, Work, WorkStatus
 from judging.crowd.mturk import MTurkProvider
 from judging.models import Assignment, Hit, Worker
 from judging.services.crowd_sync import campaign_sync
@@ -280,3 +281,53 @@ def test_sync_reads_two_pages_of_assignments_approves_stored_work_and_excludes_f
     assert Worker.objects.filter(provider="mturk", external_id="A9STRANGER").exists()
     campaign.refresh_from_db()
     assert campaign.provider_state["excluded_workers"] == ["A2WORKER"]
+
+
+def test_a_bonus_carries_its_token_and_an_approved_assignment_is_not_approved_again(stubbed):
+    provider, stubber = stubbed
+    info = CampaignInfo(
+        public_id="c",
+        name="c",
+        title="t",
+        description="d",
+        reward_usd=Decimal("2.00"),
+        assignment_duration_seconds=3600,
+        lifetime_seconds=86400,
+        entry_url="https://x/",
+    )
+    work = Work(
+        external_id=mturk_id("ASG", 1),
+        worker_id="A1WORKER",
+        status=WorkStatus.SUBMITTED,
+        provider_status="Submitted",
+        hit_external_id=mturk_id("HIT", 1),
+    )
+    stubber.add_response(
+        "send_bonus",
+        {},
+        {
+            "WorkerId": "A1WORKER",
+            "BonusAmount": "0.50",
+            "AssignmentId": mturk_id("ASG", 1),
+            "Reason": "all challenges right",
+            "UniqueRequestToken": "bonus-1",
+        },
+    )
+    # Approving an assignment MTurk auto-approved meanwhile fails; its state says it is approved: success.
+    stubber.add_client_error(
+        "approve_assignment",
+        service_error_code="RequestError",
+        service_message="This operation can be called with a status of: Submitted",
+        expected_params={"AssignmentId": mturk_id("ASG", 1)},
+    )
+    stubber.add_response(
+        "get_assignment",
+        {"Assignment": {"AssignmentId": mturk_id("ASG", 1), "AssignmentStatus": "Approved"}},
+        {"AssignmentId": mturk_id("ASG", 1)},
+    )
+
+    provider.pay_bonus(
+        campaign=info, work=work, amount_usd=Decimal("0.5"), reason="all challenges right", token="bonus-1"
+    )
+
+    assert provider.approve(campaign=info, work=work) is True

@@ -7,8 +7,8 @@ from decimal import Decimal
 import pytest
 from django.core.management import CommandError, call_command
 
-from judging.models import Assignment, Hit
-from judging.services import assignment_start, hit_assign_next, worker_get_or_create
+from judging.models import Assignment, Campaign, Hit
+from judging.services import assignment_start, hit_assign_next, hit_build, hit_discard, worker_get_or_create
 from judging.services.crowd_sync import campaign_sync
 from judging.services.publishing import campaign_completion_url, campaign_publish
 from tests.judging.crowd.conftest import PUBLIC_URL, complete_hit, running_campaign
@@ -39,7 +39,10 @@ def test_publish_creates_a_study_with_the_entry_url_and_one_place_per_hit(fake_p
     )
     assert study["prolific_id_option"] == "url_parameters" and study["reward"] == 200
     code = campaign.provider_state["completion_code"]
-    assert campaign_completion_url(campaign=campaign) == f"https://app.prolific.com/submissions/complete?cc={code}"
+    assert (
+        campaign_completion_url(campaign=campaign)
+        == f"https://app.prolific.com/submissions/complete?cc={code}"
+    )
     assert study["completion_codes"] == [
         {
             "code": code,
@@ -153,3 +156,25 @@ def test_a_missing_token_is_a_clear_error_at_publish_time(fake_prolific, monkeyp
 
     assert not Hit.objects.filter(campaign=campaign, published_at__isnull=False).exists()
     assert fake_prolific.calls == []
+
+
+@pytest.mark.django_db
+def test_pausing_stops_the_study_and_a_later_publish_reopens_it_with_more_places(fake_prolific):
+    campaign = running_campaign(provider="prolific", hits=3)
+    campaign_publish(campaign=campaign)
+    Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.PAUSED)
+
+    paused = campaign_sync(campaign=campaign)
+
+    (study,) = fake_prolific.studies.values()
+    assert paused.expired == 1 and study["status"] == "COMPLETED"
+    Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.RUNNING)
+    hit_discard(hit=Hit.objects.get(campaign=campaign, number=1))
+    hit_build(campaign=campaign)
+
+    resumed = campaign_sync(campaign=campaign)
+
+    assert resumed.published.hit_numbers == [4]
+    assert study["status"] == "ACTIVE" and study["total_available_places"] == 4
+    campaign.refresh_from_db()
+    assert campaign.provider_state["expired_hits"] == []
