@@ -111,12 +111,16 @@ def _crowd_retryable() -> tuple[type[BaseException], ...]:
 @shared_task(autoretry_for=_crowd_retryable(), **CROWD_TASK_OPTIONS)
 def campaign_publish_task(campaign_id: int, max_hits: int | None = None) -> list[int]:
     """Publish the campaign's unpublished HITs to its provider within budget; returns the HIT numbers."""
+    from judging.services.errors import CampaignStateError
     from judging.services.publishing import campaign_publish
 
     campaign = Campaign.objects.filter(pk=campaign_id).first()
     if campaign is None:
         return []
-    return campaign_publish(campaign=campaign, max_hits=max_hits).hit_numbers
+    try:
+        return campaign_publish(campaign=campaign, max_hits=max_hits).hit_numbers
+    except CampaignStateError:
+        return []  # paused or finished meanwhile: nothing to publish
 
 
 @shared_task(autoretry_for=_crowd_retryable(), rate_limit="30/m", **CROWD_TASK_OPTIONS)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from datetime import timedelta
 
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
@@ -30,10 +29,6 @@ from judging.services.publishing import (
 )
 
 logger = logging.getLogger(__name__)
-
-# How long after a HIT's expiry its work is still looked for: a worker who took it just before the expiry
-# has the assignment duration to submit; a day more covers a provider running late.
-COLLECT_GRACE = timedelta(days=1)
 
 
 @dataclass
@@ -206,17 +201,17 @@ def _unpaid_submitted(campaign: Campaign) -> list[Assignment]:
 
 
 def _hit_external_ids_to_collect(campaign: Campaign) -> list[str]:
-    """Our own published HITs that may still have work to collect: open ones, ones closed recently, and
-    ones with submitted work not yet paid (distinct ids: a Prolific study holds many HITs)."""
-    now = timezone.now()
-    unpaid = Assignment.objects.filter(hit=OuterRef("pk"), submitted_at__isnull=False, paid_at__isnull=True)
-    recent = now - campaign.assignment_duration - COLLECT_GRACE
+    """Our own published HITs with work we know of and have not settled: an assignment in progress (it may
+    have been returned or timed out) or submitted and not paid yet. Distinct ids: a Prolific study holds many
+    HITs. Work on a HIT nobody opened our page for cannot be approved (no stored answers) and is not looked
+    for; MTurk approves it on its own after the auto-approval delay (docs/decisions.md)."""
+    unsettled = Assignment.objects.filter(hit=OuterRef("pk")).filter(
+        Q(status=Assignment.Status.IN_PROGRESS) | Q(submitted_at__isnull=False, paid_at__isnull=True)
+    )
     hits = (
         Hit.objects.filter(campaign=campaign, published_at__isnull=False)
         .exclude(external_id="")
-        .filter(
-            Q(status=Hit.Status.OPEN) | Exists(unpaid) | Q(expires_at__gte=recent) | Q(closed_at__gte=recent)
-        )
+        .filter(Exists(unsettled))
     )
     return sorted(set(hits.values_list("external_id", flat=True)))
 

@@ -65,7 +65,7 @@ def test_throttled_paginated_collection_loses_no_assignment_and_pays_each_once(f
     again = crowd_sync_task.apply(args=[campaign.pk]).get()
 
     assert counts == {"collected": 4, "approved": 3, "paid": 3}
-    assert again == {"collected": 4, "approved": 0, "paid": 0}
+    assert again == {"collected": 0, "approved": 0, "paid": 0}  # settled HITs are not listed again
     assert sorted(fake_mturk.approved) == sorted(
         Assignment.objects.filter(campaign=campaign).values_list("external_id", flat=True)
     )

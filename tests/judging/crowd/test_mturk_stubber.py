@@ -207,6 +207,7 @@ def test_sync_reads_two_pages_of_assignments_approves_stored_work_and_excludes_f
             fee_usd=Decimal("0.40"),
         )
     # Workers A1 and A2 finish HITs 1 and 2 on the HIT page; A2 fails the challenges (paid, excluded).
+    # Nobody opened HIT 3: it is not listed.
     complete_hit(hits[0], "A1WORKER")
     complete_hit(hits[1], "A2WORKER", fail_challenges=True)
     submitted = datetime.now(UTC) - timedelta(minutes=5)
@@ -241,11 +242,6 @@ def test_sync_reads_two_pages_of_assignments_approves_stored_work_and_excludes_f
         "list_assignments_for_hit",
         {"Assignments": [assignment(2, "A2WORKER", 2)], "NumResults": 1},
         {"HITId": mturk_id("HIT", 2), "AssignmentStatuses": statuses, "MaxResults": 100},
-    )
-    stubber.add_response(
-        "list_assignments_for_hit",
-        {"Assignments": [], "NumResults": 0},
-        {"HITId": mturk_id("HIT", 3), "AssignmentStatuses": statuses, "MaxResults": 100},
     )
     stubber.add_response("approve_assignment", {}, {"AssignmentId": mturk_id("ASG", 1)})
     stubber.add_response("approve_assignment", {}, {"AssignmentId": mturk_id("ASG", 2)})
