@@ -181,17 +181,18 @@ def assignment_record_paid(*, assignment: Assignment, provider_status: str) -> b
 
 
 def _assignment_for(*, campaign: Campaign, work: Work, worker: Worker) -> Assignment | None:
-    """Our assignment for the provider's work: by the provider's id, else the worker's latest assignment on
-    that HIT (MTurk: the HIT id; Prolific: any HIT of the study) not yet tied to another id."""
+    """Our assignment for the provider's work: by the provider's id, else the worker's latest assignment not
+    yet tied to another id (on MTurk: on that HIT)."""
     assignments = Assignment.objects.filter(campaign=campaign)
     found = assignments.filter(external_id=work.external_id).first()
     if found is not None:
         return found
-    return (
-        assignments.filter(worker=worker, hit__external_id=work.hit_external_id, external_id="")
-        .order_by("-started_at", "-pk")
-        .first()
-    )
+    unlinked = assignments.filter(worker=worker, external_id="").order_by("-started_at", "-pk")
+    if campaign.provider == Campaign.Provider.PROLIFIC:
+        # A participant enters through the campaign's page, which may hand them any open HIT, published or
+        # not: the submission belongs to their latest assignment not yet tied to another submission.
+        return unlinked.first()
+    return unlinked.filter(hit__external_id=work.hit_external_id).first()
 
 
 def _unpaid_submitted(campaign: Campaign) -> list[Assignment]:
@@ -205,13 +206,17 @@ def _hit_external_ids_to_collect(campaign: Campaign) -> list[str]:
     have been returned or timed out) or submitted and not paid yet. Distinct ids: a Prolific study holds many
     HITs. Work on a HIT nobody opened our page for cannot be approved (no stored answers) and is not looked
     for; MTurk approves it on its own after the auto-approval delay (docs/decisions.md)."""
-    unsettled = Assignment.objects.filter(hit=OuterRef("pk")).filter(
+    unsettled = Assignment.objects.filter(
         Q(status=Assignment.Status.IN_PROGRESS) | Q(submitted_at__isnull=False, paid_at__isnull=True)
     )
+    if campaign.provider == Campaign.Provider.PROLIFIC:
+        # Participants come through the campaign's page, not a HIT's: any unsettled work means every study.
+        studies = campaign.provider_state.get("studies", {})
+        return sorted(set(studies.values())) if unsettled.filter(campaign=campaign).exists() else []
     hits = (
         Hit.objects.filter(campaign=campaign, published_at__isnull=False)
         .exclude(external_id="")
-        .filter(Exists(unsettled))
+        .filter(Exists(unsettled.filter(hit=OuterRef("pk"))))
     )
     return sorted(set(hits.values_list("external_id", flat=True)))
 

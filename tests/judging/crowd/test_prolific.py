@@ -178,3 +178,18 @@ def test_pausing_stops_the_study_and_a_later_publish_reopens_it_with_more_places
     assert study["status"] == "ACTIVE" and study["total_available_places"] == 4
     campaign.refresh_from_db()
     assert campaign.provider_state["expired_hits"] == []
+
+
+@pytest.mark.django_db
+def test_a_participant_given_an_unpublished_hit_by_the_entry_page_is_still_paid(fake_prolific):
+    campaign = running_campaign(provider="prolific", hits=3)
+    campaign_publish(campaign=campaign, max_hits=2)
+    study_id = Hit.objects.get(campaign=campaign, number=1).external_id
+    complete_hit(Hit.objects.get(campaign=campaign, number=3), "pid-3", provider="prolific")
+    submission = fake_prolific.submit(study_id, "pid-3")
+
+    report = campaign_sync(campaign=campaign)
+
+    assignment = Assignment.objects.get(campaign=campaign)
+    assert (report.approved, report.paid) == (1, 1)
+    assert (assignment.external_id, assignment.paid_usd) == (submission, Decimal("2.00"))
