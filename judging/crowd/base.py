@@ -28,6 +28,14 @@ class CrowdConfigError(CrowdError):
     """The provider cannot be used as configured (missing credential, http public URL...)."""
 
 
+class CrowdRequestError(CrowdError):
+    """The provider refused one request (a 4xx that is not throttling); ``code`` and ``detail`` say why."""
+
+    def __init__(self, text: str, *, code: str = "", detail: str = "", message: str = "") -> None:
+        super().__init__(text)
+        self.code, self.detail, self.message = code, detail, message
+
+
 class CrowdTransientError(CrowdError):
     """Throttling, a 5xx or a timeout that outlived the client's own retries: the task retries later."""
 

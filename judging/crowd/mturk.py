@@ -24,6 +24,7 @@ from judging.crowd.base import (
     CampaignInfo,
     CrowdConfigError,
     CrowdError,
+    CrowdRequestError,
     CrowdTransientError,
     HitInfo,
     Published,
@@ -164,7 +165,12 @@ class MTurkProvider:
             )
             if code in TRANSIENT_CODES or meta.get("HTTPStatusCode", 0) >= 500:
                 raise CrowdTransientError(f"mturk {operation}: {error}") from error
-            raise
+            raise CrowdRequestError(
+                f"mturk {operation}: {error}",
+                code=code,
+                detail=error.response.get("TurkErrorCode", "") or "",
+                message=error.response.get("Error", {}).get("Message", "") or "",
+            ) from error
         except BotoCoreError as error:
             logger.warning("mturk %s failed: %s", operation, error)
             raise CrowdTransientError(f"mturk {operation}: {error}") from error
@@ -176,15 +182,6 @@ class MTurkProvider:
             meta.get("RetryAttempts", 0),
         )
         return response
-
-    @staticmethod
-    def _turk_error(error: Exception) -> tuple[str, str, str]:
-        response = getattr(error, "response", {}) or {}
-        return (
-            response.get("Error", {}).get("Code", ""),
-            response.get("TurkErrorCode", "") or response.get("Error", {}).get("TurkErrorCode", ""),
-            response.get("Error", {}).get("Message", ""),
-        )
 
     # -- the provider interface --
 
@@ -230,9 +227,9 @@ class MTurkProvider:
                 Description=f"Workers excluded from toppref campaign {campaign.name}",
                 QualificationTypeStatus="Active",
             )["QualificationType"]["QualificationTypeId"]
-        except ClientError as error:
-            if "already created" not in self._turk_error(error)[2]:
-                raise CrowdError(f"mturk CreateQualificationType: {error}") from error
+        except CrowdRequestError as error:
+            if "already created" not in error.message:
+                raise
         for page in self.client.get_paginator("list_qualification_types").paginate(
             Query=name, MustBeRequestable=False, MustBeOwnedByCaller=True
         ):
@@ -256,12 +253,16 @@ class MTurkProvider:
                     UniqueRequestToken=hit.public_id,
                 )["HIT"]
                 yield Published(hit.public_id, created["HITId"], created.get("Expiration"))
-            except ClientError as error:
-                code, turk_code, message = self._turk_error(error)
-                if turk_code != HIT_ALREADY_EXISTS:
-                    raise CrowdError(f"mturk CreateHITWithHITType for HIT {hit.number}: {error}") from error
+            except CrowdRequestError as error:
+                if error.detail != HIT_ALREADY_EXISTS:
+                    raise CrowdRequestError(
+                        f"HIT {hit.number}: {error}",
+                        code=error.code,
+                        detail=error.detail,
+                        message=error.message,
+                    ) from error
                 # Our token was seen before (a retry after a timeout): the HIT exists, find its id.
-                found = HIT_ID_IN_MESSAGE.search(message)
+                found = HIT_ID_IN_MESSAGE.search(error.message)
                 hit_id = found.group(1) if found else self._find_hit(hit.public_id)
                 logger.info("mturk HIT %s for %s existed already (token replayed)", hit_id, hit.public_id)
                 yield Published(hit.public_id, hit_id)
@@ -309,7 +310,7 @@ class MTurkProvider:
         try:
             self._call("approve_assignment", AssignmentId=work.external_id)
             return True
-        except ClientError:
+        except CrowdRequestError:
             # Approving an auto-approved (or already approved) assignment is an error: read the state.
             status = self._call("get_assignment", AssignmentId=work.external_id)["Assignment"][
                 "AssignmentStatus"
@@ -340,13 +341,18 @@ class MTurkProvider:
         for worker_id in worker_ids:
             if worker_id in done:
                 continue
-            self._call(
-                "associate_qualification_with_worker",
-                QualificationTypeId=state["qualification_type_id"],
-                WorkerId=worker_id,
-                IntegerValue=1,
-                SendNotification=False,
-            )
+            try:
+                self._call(
+                    "associate_qualification_with_worker",
+                    QualificationTypeId=state["qualification_type_id"],
+                    WorkerId=worker_id,
+                    IntegerValue=1,
+                    SendNotification=False,
+                )
+            except CrowdRequestError as error:
+                # A refusal is final (e.g. a worker who never worked for us): our own check at accept time
+                # still keeps them out, so note it and go on rather than fail every later sync.
+                logger.warning("mturk: worker %s not excluded at MTurk: %s", worker_id, error)
             done.append(worker_id)
         state["excluded_workers"] = done
         return state

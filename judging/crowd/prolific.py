@@ -26,6 +26,7 @@ from judging.crowd.base import (
     CampaignInfo,
     CrowdConfigError,
     CrowdError,
+    CrowdRequestError,
     CrowdTransientError,
     HitInfo,
     Published,
@@ -126,7 +127,11 @@ class ProlificProvider:
     def _json(self, method: str, path: str, **kwargs: Any) -> Any:
         response = self._request(method, path, **kwargs)
         if response.status_code >= 400:
-            raise CrowdError(f"prolific {method} {path}: HTTP {response.status_code} {_error_text(response)}")
+            raise CrowdRequestError(
+                f"prolific {method} {path}: HTTP {response.status_code} {_error_text(response)}",
+                code=str(response.status_code),
+                message=_error_text(response),
+            )
         return response.json() if response.content else {}
 
     # -- the provider interface --

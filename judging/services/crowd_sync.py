@@ -17,7 +17,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from judging.crowd import CrowdProvider, Work, WorkStatus
+from judging.crowd import CrowdProvider, CrowdRequestError, Work, WorkStatus
 from judging.models import Assignment, Campaign, Hit, Worker
 from judging.services.judgments import worker_get_or_create
 from judging.services.publishing import (
@@ -29,6 +29,9 @@ from judging.services.publishing import (
 )
 
 logger = logging.getLogger(__name__)
+
+# What each provider calls work it approved (Assignment.provider_status holds the provider's own word).
+APPROVED_STATUS = {"mturk": "Approved", "prolific": "APPROVED"}
 
 
 @dataclass
@@ -97,11 +100,23 @@ def campaign_sync(*, campaign: Campaign, provider: CrowdProvider | None = None) 
         if outcome.should_approve:
             to_approve.append((outcome.assignment, item))
     for assignment, item in to_approve:
-        if provider.approve(campaign=info, work=item):
+        try:
+            approved = provider.approve(campaign=info, work=item)
+        except CrowdRequestError as error:
+            # One refusal must not hold up everyone else's pay; the next sync tries again.
+            logger.warning("campaign %s: approving %s failed: %s", campaign.name, item.external_id, error)
+            report.notes.append(f"approving {item.external_id} failed: {error}")
+            continue
+        if approved:
             report.approved += 1
-            if assignment_record_paid(assignment=assignment, provider_status=item.provider_status):
+            status = APPROVED_STATUS.get(campaign.provider, "approved")
+            if assignment_record_paid(assignment=assignment, provider_status=status):
                 report.paid += 1
-    report.excluded = _exclusions_push(campaign=campaign, provider=provider)
+    try:
+        report.excluded = _exclusions_push(campaign=campaign, provider=provider)
+    except CrowdRequestError as error:
+        logger.warning("campaign %s: excluding workers failed: %s", campaign.name, error)
+        report.notes.append(f"excluding workers failed: {error}")
     if campaign.status in (Campaign.Status.PAUSED, Campaign.Status.DONE):
         report.expired = _hits_expire_at_provider(campaign=campaign, provider=provider)
     elif campaign.status == Campaign.Status.RUNNING:

@@ -25,7 +25,8 @@ class FakeMTurk:
         self.approved: list[str] = []
         self.expired: list[str] = []
         self.calls: list[tuple[str, dict]] = []
-        # (operation, fault) pairs consumed in order by the next matching call: "throttle", "5xx", "timeout".
+        # (operation, fault) pairs consumed in order by the next matching call: "throttle", "5xx", "timeout"
+        # (the call succeeds, the answer comes too late), "refuse" (a final RequestError).
         self.faults: list[tuple[str, str]] = []
         self.timeout_sleep = timeout_sleep
         self.page_size = page_size
@@ -189,6 +190,8 @@ class FakeMTurk:
                             break
                 if fault == "throttle":
                     return self._send(400, {"__type": "ThrottlingException", "message": "Rate exceeded"})
+                if fault == "refuse":
+                    return self._send(400, {"__type": "RequestError", "Message": "fake: refused"})
                 if fault == "5xx":
                     return self._send(500, {"__type": "ServiceFault", "Message": "We encountered an error"})
                 status, response = fake.handle(operation, body)

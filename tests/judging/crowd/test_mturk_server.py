@@ -115,3 +115,24 @@ def test_a_hit_discarded_here_is_withdrawn_from_mturk_once(fake_mturk):
     assert fake_mturk.expired == [discarded.external_id]
     # Its pairs went back to the queue, into HIT 4, which the sync published (auto-publish after the first).
     assert Hit.objects.get(campaign=campaign, number=4).external_id in fake_mturk.hits
+
+
+@pytest.mark.django_db
+def test_a_refused_approval_holds_up_nobody_and_is_tried_again_by_the_next_sync(fake_mturk):
+    campaign = running_campaign(hits=3)
+    campaign_publish_task.apply(args=[campaign.pk]).get()
+    for number, hit in enumerate(Hit.objects.filter(campaign=campaign).order_by("number")):
+        complete_hit(hit, f"A{number}WORKER", fail_challenges=number == 0)
+        fake_mturk.submit(hit.external_id, f"A{number}WORKER")
+    fake_mturk.faults = [("ApproveAssignment", "refuse"), ("AssociateQualificationWithWorker", "refuse")]
+
+    first = crowd_sync_task.apply(args=[campaign.pk]).get()
+    second = crowd_sync_task.apply(args=[campaign.pk]).get()
+
+    assert first == {"collected": 3, "approved": 2, "paid": 2}
+    assert second == {"collected": 1, "approved": 1, "paid": 1}
+    assert len(fake_mturk.approved) == 3 and fake_mturk.associations == []
+    assert not Assignment.objects.filter(campaign=campaign, paid_at__isnull=True).exists()
+    campaign.refresh_from_db()
+    # The refused exclusion is not tried at every sync; our own check keeps the worker out.
+    assert campaign.provider_state["excluded_workers"] == ["A0WORKER"]
