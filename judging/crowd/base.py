@@ -107,6 +107,8 @@ class CrowdProvider(Protocol):
     name: str
     # True when ``expire`` acts on one HIT (MTurk); False when a HIT id names a group of HITs (a Prolific study).
     expires_each_hit: bool
+    # True when publishing sets the money aside (Prolific), so the balance reported is net of published work.
+    reserves_on_publish: bool
 
     def fee_usd(self, *, reward_usd: Decimal, assignments: int = 1) -> Decimal:
         """The provider's fee for one HIT paying ``reward_usd`` to each of ``assignments`` workers."""

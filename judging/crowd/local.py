@@ -12,6 +12,7 @@ from judging.crowd.base import CampaignInfo, HitInfo, Published, Work
 
 class LocalProvider:
     name = "local"
+    reserves_on_publish = False
     expires_each_hit = False
 
     def __init__(self, *, fee_usd: Decimal = Decimal("0")) -> None:

@@ -104,6 +104,7 @@ def mturk_fee_usd(
 
 class MTurkProvider:
     name = "mturk"
+    reserves_on_publish = False
     expires_each_hit = True
 
     def __init__(

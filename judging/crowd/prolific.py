@@ -69,6 +69,7 @@ def study_key(stage: int) -> str:
 
 class ProlificProvider:
     name = "prolific"
+    reserves_on_publish = True
     expires_each_hit = False
 
     def __init__(

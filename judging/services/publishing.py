@@ -207,12 +207,20 @@ def campaign_publish(
         provider = provider or provider_for(campaign)
         report.balance_usd = provider.balance_usd()
         if report.balance_usd is not None and cost > 0:
-            payable = max(int(report.balance_usd // cost), 0)
+            # MTurk takes the money on approval: work already published and not yet paid needs its share of
+            # the balance too. Prolific locks the funds when it publishes, so its balance is net already.
+            outstanding = (
+                Decimal("0")
+                if provider.reserves_on_publish
+                else report.spent_before_usd - _paid_usd(campaign=campaign)
+            )
+            payable = max(int((report.balance_usd - outstanding) // cost), 0)
             if payable < len(chosen):
                 chosen = chosen[:payable]
                 note = (
-                    f"balance: {usd(report.balance_usd)} at {campaign.provider} pays for {payable} "
-                    f"HIT(s) at {usd(cost)}"
+                    f"balance: {usd(report.balance_usd)} at {campaign.provider}"
+                    + (f" less {usd(outstanding)} owed" if outstanding else "")
+                    + f" pays for {payable} HIT(s) at {usd(cost)}"
                 )
     report.hit_numbers = [hit.number for hit in chosen]
     report.waiting = unpublished.count() - len(chosen)
@@ -293,6 +301,17 @@ def _campaign_state_save(*, campaign: Campaign, state: dict) -> None:
     locked.provider_state = {**locked.provider_state, **state}
     locked.save(update_fields=["provider_state"])
     campaign.provider_state = locked.provider_state
+
+
+def _paid_usd(*, campaign: Campaign) -> Decimal:
+    """What the provider has been paid so far: every paid assignment's pay plus its HIT's fee."""
+    paid = Decimal("0")
+    rows = Assignment.objects.filter(campaign=campaign, paid_at__isnull=False).values_list(
+        "paid_usd", "hit__fee_usd"
+    )
+    for pay, fee in rows:
+        paid += (pay or Decimal("0")) + (fee if fee is not None else campaign.fee_per_hit_usd)
+    return paid
 
 
 def _queued_pair_count(campaign: Campaign) -> int:

@@ -168,3 +168,17 @@ def test_the_periodic_sync_queues_running_and_unsettled_crowd_campaigns(fake_mtu
     assert crowd_sync_running_task.apply().get() == 2
     # The sync of the finished local campaign paid its worker; nothing is left to sync there.
     assert campaign_ids_to_sync() == [running.pk]
+
+
+@pytest.mark.django_db
+def test_mturk_balance_must_also_cover_published_work_not_yet_paid(fake_mturk):
+    campaign = running_campaign(hits=5)
+    fake_mturk.balance = "6.00"
+
+    first = campaign_publish(campaign=campaign)
+    second = campaign_publish(campaign=campaign)
+
+    assert first.hit_numbers == [1, 2] and second.hit_numbers == []
+    assert first.note == "balance: $6.00 at mturk pays for 2 HIT(s) at $2.40"
+    assert second.note == "balance: $6.00 at mturk less $4.80 owed pays for 0 HIT(s) at $2.40"
+    assert len(fake_mturk.hits) == 2
