@@ -32,6 +32,8 @@ logger = logging.getLogger(__name__)
 
 # What each provider calls work it approved (Assignment.provider_status holds the provider's own word).
 APPROVED_STATUS = {"mturk": "Approved", "prolific": "APPROVED"}
+# Provider states after which no payment will come.
+UNPAID_FOR_GOOD = ("Rejected", "REJECTED", "RETURNED", "TIMED-OUT")
 
 
 @dataclass
@@ -210,6 +212,12 @@ def _assignment_for(*, campaign: Campaign, work: Work, worker: Worker) -> Assign
     return unlinked.filter(hit__external_id=work.hit_external_id).first()
 
 
+def _awaiting_payment() -> Q:
+    """Submitted work not paid yet and not closed unpaid for good by the provider (rejected, or returned
+    after our page stored its answers): nobody pays those, so they are not waited for."""
+    return Q(submitted_at__isnull=False, paid_at__isnull=True) & ~Q(provider_status__in=UNPAID_FOR_GOOD)
+
+
 def _unpaid_submitted(campaign: Campaign) -> list[Assignment]:
     return list(
         Assignment.objects.filter(campaign=campaign, submitted_at__isnull=False, paid_at__isnull=True)
@@ -221,9 +229,7 @@ def _hit_external_ids_to_collect(campaign: Campaign) -> list[str]:
     have been returned or timed out) or submitted and not paid yet. Distinct ids: a Prolific study holds many
     HITs. Work on a HIT nobody opened our page for cannot be approved (no stored answers) and is not looked
     for; MTurk approves it on its own after the auto-approval delay (docs/decisions.md)."""
-    unsettled = Assignment.objects.filter(
-        Q(status=Assignment.Status.IN_PROGRESS) | Q(submitted_at__isnull=False, paid_at__isnull=True)
-    )
+    unsettled = Assignment.objects.filter(Q(status=Assignment.Status.IN_PROGRESS) | _awaiting_payment())
     if campaign.provider == Campaign.Provider.PROLIFIC:
         # Participants come through the campaign's page, not a HIT's: any unsettled work means every study.
         studies = campaign.provider_state.get("studies", {})
@@ -292,9 +298,7 @@ def _expire(*, campaign: Campaign, provider: CrowdProvider, hits) -> int:
 def campaign_ids_to_sync() -> list[int]:
     """Crowd campaigns to sync periodically: every running or paused one, and finished ones that still have
     submitted work unpaid or open HITs at the provider."""
-    unpaid = Assignment.objects.filter(
-        campaign=OuterRef("pk"), submitted_at__isnull=False, paid_at__isnull=True
-    )
+    unpaid = Assignment.objects.filter(_awaiting_payment(), campaign=OuterRef("pk"))
     open_published = Hit.objects.filter(
         campaign=OuterRef("pk"), status=Hit.Status.OPEN, published_at__isnull=False
     )

@@ -193,3 +193,24 @@ def test_a_participant_given_an_unpublished_hit_by_the_entry_page_is_still_paid(
     assignment = Assignment.objects.get(campaign=campaign)
     assert (report.approved, report.paid) == (1, 1)
     assert (assignment.external_id, assignment.paid_usd) == (submission, Decimal("2.00"))
+
+
+@pytest.mark.django_db
+def test_work_returned_after_its_answers_were_stored_is_not_paid_nor_waited_for(fake_prolific):
+    campaign = running_campaign(provider="prolific", hits=3)
+    campaign_publish(campaign=campaign)
+    complete_hit(Hit.objects.get(campaign=campaign, number=1), "pid-gone", provider="prolific")
+    fake_prolific.submit(
+        Hit.objects.get(campaign=campaign, number=1).external_id, "pid-gone", status="RETURNED"
+    )
+
+    first = campaign_sync(campaign=campaign)
+    second = campaign_sync(campaign=campaign)
+
+    assignment = Assignment.objects.get(campaign=campaign)
+    assert (first.collected, first.approved, second.collected) == (1, 0, 0)
+    assert (assignment.status, assignment.provider_status, assignment.paid_at) == (
+        "accepted",
+        "RETURNED",
+        None,
+    )
