@@ -14,7 +14,7 @@ import logging
 from dataclasses import dataclass, field
 
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from judging.crowd import CrowdProvider, CrowdRequestError, Work, WorkStatus
@@ -99,7 +99,7 @@ def campaign_sync(*, campaign: Campaign, provider: CrowdProvider | None = None) 
                 item.external_id,
                 item.worker_id,
             )
-        if outcome.should_approve:
+        if outcome.should_approve and outcome.assignment is not None:
             to_approve.append((outcome.assignment, item))
     for assignment, item in to_approve:
         try:
@@ -284,15 +284,15 @@ def _hits_withdraw_at_provider(*, campaign: Campaign, provider: CrowdProvider) -
     return _expire(campaign=campaign, provider=provider, hits=hits)
 
 
-def _expire(*, campaign: Campaign, provider: CrowdProvider, hits) -> int:
+def _expire(*, campaign: Campaign, provider: CrowdProvider, hits: QuerySet[Hit]) -> int:
     """Expire these HITs at the provider, each once (remembered in ``provider_state["expired_hits"]``)."""
     done = set(campaign.provider_state.get("expired_hits", []))
-    hits = sorted(set(hits.exclude(external_id="").values_list("external_id", flat=True)) - done)
-    if not hits:
+    external_ids = sorted(set(hits.exclude(external_id="").values_list("external_id", flat=True)) - done)
+    if not external_ids:
         return 0
-    provider.expire(campaign=campaign_info(campaign=campaign), hit_external_ids=hits)
-    _campaign_state_save(campaign=campaign, state={"expired_hits": sorted(done | set(hits))})
-    return len(hits)
+    provider.expire(campaign=campaign_info(campaign=campaign), hit_external_ids=external_ids)
+    _campaign_state_save(campaign=campaign, state={"expired_hits": sorted(done | set(external_ids))})
+    return len(external_ids)
 
 
 def campaign_ids_to_sync() -> list[int]:

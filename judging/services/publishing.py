@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -160,7 +161,11 @@ def hit_fee_usd(*, campaign: Campaign) -> Decimal:
 
 
 def campaign_publish(
-    *, campaign: Campaign, max_hits: int | None = None, is_dry_run: bool = False, provider=None
+    *,
+    campaign: Campaign,
+    max_hits: int | None = None,
+    is_dry_run: bool = False,
+    provider: crowd.CrowdProvider | None = None,
 ) -> PublishReport:
     """Publish the campaign's open, unpublished HITs (oldest first, at most ``max_hits``) to its provider.
     Stops before a HIT would push the campaign's spend past ``budget_usd`` or past the provider's balance,
@@ -295,7 +300,7 @@ def _campaign_note(*, campaign: Campaign, note: str) -> None:
 
 
 @transaction.atomic
-def _campaign_state_save(*, campaign: Campaign, state: dict) -> None:
+def _campaign_state_save(*, campaign: Campaign, state: dict[str, Any]) -> None:
     """Store what the provider set up (merged over what is stored), under the campaign's row lock."""
     locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
     locked.provider_state = {**locked.provider_state, **state}
