@@ -141,8 +141,9 @@ class ProlificProvider:
         return prolific_fee_usd(reward_usd, assignments=assignments, rate=self.fee_rate)
 
     def balance_usd(self) -> Decimal | None:
-        """UNVERIFIED: ``GET /workspaces/{id}/balance/`` with ``available_balance`` in cents. Prolific checks
-        the balance itself when a study is published, so an unknown balance only skips our early check."""
+        """``GET /workspaces/{id}/balance/``: ``available_balance`` in cents of ``currency_code`` (as in
+        clients generated from Prolific's OpenAPI; UNVERIFIED against Prolific's own pages). Prolific checks the
+        balance itself when a study is published, so an unknown balance only skips our early check."""
         try:
             workspace_id = self._workspace_id()
             response = self._request("GET", f"workspaces/{workspace_id}/balance/")
@@ -152,7 +153,14 @@ class ProlificProvider:
         if response.status_code != 200 or "available_balance" not in response.json():
             logger.warning("prolific balance unknown: HTTP %s", response.status_code)
             return None
-        return to_cents(Decimal(response.json()["available_balance"]) / 100)
+        body = response.json()
+        currency = body.get("currency_code", "USD")
+        if currency != "USD":
+            # Rewards are sent in the account's currency: toppref's USD amounts are then that currency's.
+            logger.warning(
+                "prolific account currency is %s: toppref's amounts are read as %s", currency, currency
+            )
+        return to_cents(Decimal(body["available_balance"]) / 100)
 
     def _workspace_id(self) -> str:
         """UNVERIFIED: the first workspace of ``GET /workspaces/`` unless TOPPREF_PROLIFIC_WORKSPACE_ID says."""
