@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from judging.crowd import CrowdProvider, CrowdRequestError, Work, WorkStatus
 from judging.models import Assignment, Campaign, Hit, Worker
+from judging.services.errors import CampaignStateError
 from judging.services.judgments import worker_get_or_create
 from judging.services.publishing import (
     PublishReport,
@@ -125,7 +126,10 @@ def campaign_sync(*, campaign: Campaign, provider: CrowdProvider | None = None) 
         report.expired = _hits_withdraw_at_provider(campaign=campaign, provider=provider)
     if campaign.status == Campaign.Status.RUNNING and campaign.provider_state.get("auto_publish"):
         # The researcher published once (after a dry run); HITs built since then follow within budget.
-        report.published = campaign_publish(campaign=campaign, provider=provider)
+        try:
+            report.published = campaign_publish(campaign=campaign, provider=provider)
+        except CampaignStateError as error:
+            report.notes.append(f"not published: {error}")
     return report
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 from urllib.parse import urlsplit
@@ -27,6 +28,7 @@ from judging.services.errors import CampaignStateError
 logger = logging.getLogger(__name__)
 
 PUBLISHABLE_STATES = (Campaign.Status.RUNNING,)
+PUBLISH_LEASE = timedelta(minutes=15)
 DEFAULT_DESCRIPTION = (
     "Read a question and two passages, and choose the passage that answers the question better. "
     "Each task has 13 such comparisons."
@@ -238,6 +240,23 @@ def campaign_publish(
     if not chosen:
         return report
     provider = provider or provider_for(campaign)
+    _publish_lease_take(campaign=campaign)
+    try:
+        _publish(campaign=campaign, provider=provider, info=info, chosen=chosen, reward=reward, fee=fee)
+    finally:
+        _publish_lease_release(campaign=campaign)
+    return report
+
+
+def _publish(
+    *,
+    campaign: Campaign,
+    provider: crowd.CrowdProvider,
+    info: CampaignInfo,
+    chosen: list[Hit],
+    reward: Decimal,
+    fee: Decimal,
+) -> None:
     stages = _hit_stages([hit.pk for hit in chosen])
     state = provider.prepare(campaign=info, stages=sorted(set(stages.values())))
     _campaign_state_save(campaign=campaign, state={**state, "auto_publish": True})
@@ -269,7 +288,34 @@ def campaign_publish(
             campaign=campaign, state={"expired_hits": [key for key in expired if key not in external_ids]}
         )
     logger.info("campaign %s: published %d HIT(s) to %s", campaign.name, len(chosen), campaign.provider)
-    return report
+
+
+@transaction.atomic
+def _publish_lease_take(*, campaign: Campaign) -> None:
+    """One publish at a time per campaign (the command and the periodic sync may meet): without it both
+    could set up a Prolific study. A lease, not a lock held across network calls; a crashed publisher's
+    lease runs out after ``PUBLISH_LEASE``."""
+    locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    now = timezone.now()
+    until = locked.provider_state.get("publish_lease_until")
+    if until and datetime.fromisoformat(until) > now:
+        raise CampaignStateError(
+            f"campaign {campaign.name!r} is being published by another process (until {until}); try later"
+        )
+    locked.provider_state = {
+        **locked.provider_state,
+        "publish_lease_until": (now + PUBLISH_LEASE).isoformat(),
+    }
+    locked.save(update_fields=["provider_state"])
+    campaign.provider_state = locked.provider_state
+
+
+@transaction.atomic
+def _publish_lease_release(*, campaign: Campaign) -> None:
+    locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    locked.provider_state = {k: v for k, v in locked.provider_state.items() if k != "publish_lease_until"}
+    locked.save(update_fields=["provider_state"])
+    campaign.provider_state = locked.provider_state
 
 
 @transaction.atomic

@@ -2,11 +2,13 @@
 commands and the periodic sync."""
 
 import logging
+from datetime import timedelta
 from decimal import Decimal
 from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
 from judging.crowd import CrowdConfigError
 from judging.models import Assignment, Campaign, Hit
@@ -182,3 +184,27 @@ def test_mturk_balance_must_also_cover_published_work_not_yet_paid(fake_mturk):
     assert first.note == "balance: $6.00 at mturk pays for 2 HIT(s) at $2.40"
     assert second.note == "balance: $6.00 at mturk less $4.80 owed pays for 0 HIT(s) at $2.40"
     assert len(fake_mturk.hits) == 2
+
+
+@pytest.mark.django_db
+def test_one_publish_at_a_time_per_campaign(fake_mturk):
+    campaign = running_campaign(hits=3)
+    campaign_publish(campaign=campaign, max_hits=1)
+    until = (timezone.now() + timedelta(minutes=5)).isoformat()
+    Campaign.objects.filter(pk=campaign.pk).update(
+        provider_state={**campaign.provider_state, "publish_lease_until": until}
+    )
+
+    with pytest.raises(CommandError, match="is being published by another process"):
+        run("campaign_publish", campaign.name)
+    synced = campaign_sync(campaign=campaign)
+
+    assert synced.published is None and synced.notes[0].startswith("not published: campaign 'crowd' is being")
+    assert len(fake_mturk.hits) == 1
+    # A lease left by a crashed publisher runs out.
+    Campaign.objects.filter(pk=campaign.pk).update(
+        provider_state={**campaign.provider_state, "publish_lease_until": timezone.now().isoformat()}
+    )
+    assert campaign_publish(campaign=campaign).hit_numbers == [2, 3]
+    campaign.refresh_from_db()
+    assert "publish_lease_until" not in campaign.provider_state
