@@ -6,6 +6,7 @@ SQLite file in the project folder and executes Celery tasks in-process, so a new
 """
 
 from datetime import timedelta
+from decimal import Decimal
 from pathlib import Path
 
 import environ
@@ -194,6 +195,7 @@ CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE = {
     "hit-expire-overdue": {"task": "judging.tasks.hit_expire_overdue_task", "schedule": 60.0},
     "campaign-advance-running": {"task": "judging.tasks.campaign_advance_running_task", "schedule": 300.0},
+    "crowd-sync-running": {"task": "judging.tasks.crowd_sync_running_task", "schedule": 180.0},
 }
 # Without Redis there is no beat: the web process runs the same sweep on a request at most every this many
 # seconds (judging.middleware.SweepMiddleware); 0 turns it off. With Redis, beat does it (default 0).
@@ -253,3 +255,20 @@ TOPPREF_FRAME_ANCESTORS = env.str("TOPPREF_FRAME_ANCESTORS", default="").split()
 TOPPREF_MTURK_SUBMIT_HOSTS = env.str("TOPPREF_MTURK_SUBMIT_HOSTS", default="").split()
 # How long the signed token of an external HIT page stays valid (seconds); past it the page says so.
 TOPPREF_HIT_TOKEN_MAX_AGE = env.int("TOPPREF_HIT_TOKEN_MAX_AGE", default=4 * 3600)
+# Crowd providers (judging.crowd). Credentials are read from the environment at publish time only:
+# AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) for MTurk, PROLIFIC_API_TOKEN for Prolific.
+# TOPPREF_PUBLIC_URL is where workers reach this site (the external HIT pages): https outside DEBUG.
+TOPPREF_PUBLIC_URL = env("TOPPREF_PUBLIC_URL", default="http://127.0.0.1:8000")
+TOPPREF_MTURK_ENV = env("TOPPREF_MTURK_ENV", default="sandbox")
+TOPPREF_MTURK_ENDPOINT_URL = env("TOPPREF_MTURK_ENDPOINT_URL", default="")
+TOPPREF_MTURK_FRAME_HEIGHT = env.int("TOPPREF_MTURK_FRAME_HEIGHT", default=800)
+# Attempts per call (botocore's adaptive retry mode); what still fails is retried later by the Celery task.
+TOPPREF_MTURK_MAX_ATTEMPTS = env.int("TOPPREF_MTURK_MAX_ATTEMPTS", default=8)
+# MTurk's commission: 20% of rewards and bonuses, 20% more on HITs with 10 or more assignments.
+TOPPREF_MTURK_FEE_RATE = Decimal(env("TOPPREF_MTURK_FEE_RATE", default="0.20"))
+TOPPREF_MTURK_TEN_PLUS_FEE_RATE = Decimal(env("TOPPREF_MTURK_TEN_PLUS_FEE_RATE", default="0.20"))
+TOPPREF_PROLIFIC_API_URL = env("TOPPREF_PROLIFIC_API_URL", default="https://api.prolific.com/api/v1/")
+TOPPREF_PROLIFIC_WORKSPACE_ID = env("TOPPREF_PROLIFIC_WORKSPACE_ID", default="")
+# Prolific's service fee (42.8% corporate; 33.3% academic and non-profit): see docs/decisions.md.
+TOPPREF_PROLIFIC_FEE_RATE = Decimal(env("TOPPREF_PROLIFIC_FEE_RATE", default="0.428"))
+TOPPREF_CROWD_TIMEOUT_SECONDS = env.float("TOPPREF_CROWD_TIMEOUT_SECONDS", default=30.0)

@@ -87,3 +87,62 @@ def campaign_advance_running_task() -> int:
     for campaign_id in campaign_ids:
         campaign_advance_task.delay(campaign_id)
     return len(campaign_ids)
+
+
+# -- Crowd providers: publishing and syncing talk to MTurk or Prolific, so they run here, never in a web
+# request. Both are idempotent (a HIT is published once per UniqueRequestToken or study total, a payment is
+# recorded once), so a redelivered or retried task changes nothing twice. A provider that stays unreachable
+# after its client's own retries raises CrowdTransientError, retried here with backoff.
+
+CROWD_TASK_OPTIONS = {
+    "acks_late": True,
+    "retry_backoff": 30,
+    "retry_backoff_max": 900,
+    "retry_jitter": True,
+    "max_retries": 8,
+}
+
+
+def _crowd_retryable() -> tuple[type[BaseException], ...]:
+    from judging.crowd import CrowdTransientError
+
+    return (OperationalError, CrowdTransientError)
+
+
+@shared_task(autoretry_for=_crowd_retryable(), **CROWD_TASK_OPTIONS)
+def campaign_publish_task(campaign_id: int, max_hits: int | None = None) -> list[int]:
+    """Publish the campaign's unpublished HITs to its provider within budget; returns the HIT numbers."""
+    from judging.services.errors import CampaignStateError
+    from judging.services.publishing import campaign_publish
+
+    campaign = Campaign.objects.filter(pk=campaign_id).first()
+    if campaign is None:
+        return []
+    try:
+        return campaign_publish(campaign=campaign, max_hits=max_hits).hit_numbers
+    except CampaignStateError:
+        return []  # paused or finished meanwhile: nothing to publish
+
+
+@shared_task(autoretry_for=_crowd_retryable(), rate_limit="30/m", **CROWD_TASK_OPTIONS)
+def crowd_sync_task(campaign_id: int) -> dict[str, int]:
+    """Collect, approve, pay, requeue returned work, push exclusions, expire or publish HITs."""
+    from judging.services.crowd_sync import campaign_sync
+
+    campaign = Campaign.objects.filter(pk=campaign_id).first()
+    if campaign is None:
+        return {}
+    report = campaign_sync(campaign=campaign)
+    return {"collected": report.collected, "approved": report.approved, "paid": report.paid}
+
+
+@shared_task(**TASK_OPTIONS)
+def crowd_sync_running_task() -> int:
+    """Periodic (celery beat): queue the sync of every crowd campaign that is running, or paused or done
+    with work still unpaid or HITs still to expire at the provider."""
+    from judging.services.crowd_sync import campaign_ids_to_sync
+
+    campaign_ids = campaign_ids_to_sync()
+    for campaign_id in campaign_ids:
+        crowd_sync_task.delay(campaign_id)
+    return len(campaign_ids)

@@ -52,11 +52,12 @@ def campaign_create(
     budget_usd: Decimal | None = None,
     hit_lifetime: timedelta = DEFAULT_HIT_LIFETIME,
     description: str = "",
+    provider: str = Campaign.Provider.LOCAL,
 ) -> Campaign:
     """Create a draft campaign; raises ``CampaignConfigError`` naming the broken rule (F > P > k >= 1,
     at least one preference per HIT, prices finite and not negative, a budget that pays for at least one
-    HIT, hence a HIT that costs something when there is a budget, a known mode and culling rule).
-    Defaults are the engine's (``judging.engine.params``)."""
+    HIT, hence a HIT that costs something when there is a budget, a known mode, culling rule and crowd
+    provider). Defaults are the engine's (``judging.engine.params``)."""
     try:
         CrowdParams(k=k, F=final_stage_size, P=opponents, culling=culling, max_rounds=max_rounds).validate()
         HitShape(preferences=preferences_per_hit, challenges=challenges_per_hit).validate()
@@ -82,6 +83,7 @@ def campaign_create(
         fee_per_hit_usd=Decimal(fee_per_hit_usd),
         budget_usd=None if budget_usd is None else Decimal(budget_usd),
         hit_lifetime=hit_lifetime,
+        provider=provider,
     )
     try:
         campaign.full_clean()

@@ -3,6 +3,7 @@ from decimal import Decimal, InvalidOperation
 
 from django.core.management.base import BaseCommand, CommandError
 
+from judging.crowd import fee_usd as crowd_fee_usd
 from judging.engine import DEFAULT_HIT_SHAPE, DEFAULT_PARAMS, DEFAULT_PRICING
 from judging.models import Campaign
 from judging.services import CampaignConfigError, campaign_create
@@ -58,10 +59,16 @@ class Command(BaseCommand):
             help=f"USD per HIT to the worker (default {pricing.pay_per_hit})",
         )
         parser.add_argument(
+            "--provider",
+            choices=Campaign.Provider.values,
+            default=Campaign.Provider.LOCAL,
+            help="crowd provider (default local)",
+        )
+        parser.add_argument(
             "--fee",
             type=usd,
-            default=pricing.fee,
-            help=f"USD per HIT to the platform (default {pricing.fee})",
+            default=None,
+            help=f"USD per HIT to the platform (default: the provider's fee on --pay; local {pricing.fee})",
         )
         parser.add_argument("--budget", type=usd, default=None, help="USD; must pay for at least one HIT")
 
@@ -71,6 +78,13 @@ class Command(BaseCommand):
             raise CommandError(f"no collection named {options['collection']!r}")
         if Campaign.objects.filter(name=options["name"]).exists():
             raise CommandError(f"a campaign named {options['name']!r} exists already")
+        fee = options["fee"]
+        if fee is None:
+            fee = (
+                Decimal("0.40")
+                if options["provider"] == Campaign.Provider.LOCAL
+                else crowd_fee_usd(options["provider"], reward_usd=options["pay"])
+            )
         try:
             campaign = campaign_create(
                 collection=collection,
@@ -85,12 +99,14 @@ class Command(BaseCommand):
                 preferences_per_hit=options["preferences_per_hit"],
                 challenges_per_hit=options["challenges_per_hit"],
                 pay_per_hit_usd=options["pay"],
-                fee_per_hit_usd=options["fee"],
+                fee_per_hit_usd=fee,
                 budget_usd=options["budget"],
+                provider=options["provider"],
             )
         except CampaignConfigError as error:
             raise CommandError(str(error), returncode=2) from None
         self.stdout.write(
             f"campaign {campaign.name} ({campaign.mode}) over {collection.name}: k={campaign.k} "
             f"F={campaign.final_stage_size} P={campaign.opponents} culling={campaign.culling} seed={campaign.seed}"
+            + ("" if campaign.provider == Campaign.Provider.LOCAL else f" provider={campaign.provider}")
         )

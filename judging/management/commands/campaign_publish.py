@@ -1,0 +1,44 @@
+import argparse
+
+from django.core.management.base import BaseCommand, CommandError
+
+from judging.crowd import CrowdError
+from judging.models import Campaign
+from judging.services import CampaignStateError
+from judging.services.publishing import campaign_publish
+
+
+def positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of HITs")
+    return value
+
+
+class Command(BaseCommand):
+    help = (
+        "Publish a running campaign's unpublished HITs to its crowd provider (MTurk, Prolific or local), "
+        "within its budget and the provider's balance; --dry-run prints HITs, assignments, pay, fees and total "
+        "cost and publishes nothing."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("name", help="campaign name")
+        parser.add_argument("--max-hits", type=positive, default=None, help="publish at most N HITs")
+        parser.add_argument(
+            "--dry-run", action="store_true", help="print what would be published, do nothing"
+        )
+
+    def handle(self, *args, name, max_hits, dry_run, **options):
+        campaign = Campaign.objects.filter(name=name).first()
+        if campaign is None:
+            raise CommandError(f"no campaign named {name!r}")
+        try:
+            report = campaign_publish(campaign=campaign, max_hits=max_hits, is_dry_run=dry_run)
+        except (CampaignStateError, CrowdError) as error:
+            raise CommandError(f"campaign {name}: {error}") from None
+        for line in report.lines():
+            self.stdout.write(line)

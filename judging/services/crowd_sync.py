@@ -1,0 +1,313 @@
+"""Syncing a crowd campaign with its provider: collect what came back, approve and record payment, give
+returned work back to the queue, push exclusions, expire HITs of a paused or finished campaign, and publish
+HITs built since the last publish.
+
+Every worker who submitted answers is paid, whether their HIT counts or not ("Assessing top-k preferences",
+section 4.3: workers failing a challenge "were paid but excluded"). Work is approved only once its answers are
+stored here (``Assignment.submitted_at``), and ``paid_usd``/``paid_at`` are set only once the provider has
+confirmed the approval, each in the transaction that records that answer: nobody is paid twice or forgotten.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.utils import timezone
+
+from judging.crowd import CrowdProvider, CrowdRequestError, Work, WorkStatus
+from judging.models import Assignment, Campaign, Hit, Worker
+from judging.services.errors import CampaignStateError
+from judging.services.judgments import worker_get_or_create
+from judging.services.publishing import (
+    PublishReport,
+    _campaign_state_save,
+    campaign_info,
+    campaign_publish,
+    provider_for,
+)
+
+logger = logging.getLogger(__name__)
+
+# What each provider calls work it approved (Assignment.provider_status holds the provider's own word).
+APPROVED_STATUS = {"mturk": "Approved", "prolific": "APPROVED"}
+# Provider states after which no payment will come.
+UNPAID_FOR_GOOD = ("Rejected", "REJECTED", "RETURNED", "TIMED-OUT")
+
+
+@dataclass
+class SyncReport:
+    """What ``campaign_sync`` did, as counts."""
+
+    campaign: str
+    provider: str
+    collected: int = 0
+    recorded: int = 0
+    approved: int = 0
+    paid: int = 0
+    returned: int = 0
+    unmatched: int = 0
+    excluded: int = 0
+    expired: int = 0
+    published: PublishReport | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        lines = [
+            f"campaign {self.campaign} ({self.provider}): collected {self.collected} piece(s) of work, "
+            f"{self.recorded} new or changed, approved {self.approved}, recorded {self.paid} payment(s), "
+            f"{self.returned} returned to the queue, {self.unmatched} without stored answers",
+            f"excluded {self.excluded} worker(s), expired {self.expired} HIT(s)",
+        ]
+        if self.published is not None:
+            lines.extend(self.published.lines())
+        lines.extend(self.notes)
+        return lines
+
+
+def campaign_sync(*, campaign: Campaign, provider: CrowdProvider | None = None) -> SyncReport:
+    """Bring the campaign and its provider in line (safe to run any number of times): see the module."""
+    campaign.refresh_from_db()
+    report = SyncReport(campaign=campaign.name, provider=campaign.provider)
+    if campaign.mode != Campaign.Mode.CROWD or campaign.status == Campaign.Status.DRAFT:
+        return report
+    if campaign.provider == Campaign.Provider.LOCAL:
+        # The local crowd is approved as soon as its answers are stored: nothing to ask anybody.
+        for assignment in _unpaid_submitted(campaign):
+            if assignment_record_paid(assignment=assignment, provider_status="approved"):
+                report.approved += 1
+                report.paid += 1
+        return report
+    provider = provider or provider_for(campaign)
+    info = campaign_info(campaign=campaign)
+    external_ids = _hit_external_ids_to_collect(campaign)
+    work = provider.collect(campaign=info, hit_external_ids=external_ids) if external_ids else []
+    report.collected = len(work)
+    to_approve: list[tuple[Assignment, Work]] = []
+    for item in work:
+        outcome = work_record(campaign=campaign, work=item)
+        report.recorded += outcome.changed
+        report.returned += outcome.returned
+        report.paid += outcome.paid
+        if outcome.assignment is None and item.status in (WorkStatus.SUBMITTED, WorkStatus.APPROVED):
+            report.unmatched += 1
+            logger.warning(
+                "campaign %s: %s work %s by %s has no stored answers; left for review",
+                campaign.name,
+                campaign.provider,
+                item.external_id,
+                item.worker_id,
+            )
+        if outcome.should_approve and outcome.assignment is not None:
+            to_approve.append((outcome.assignment, item))
+    for assignment, item in to_approve:
+        try:
+            approved = provider.approve(campaign=info, work=item)
+        except CrowdRequestError as error:
+            # One refusal must not hold up everyone else's pay; the next sync tries again.
+            logger.warning("campaign %s: approving %s failed: %s", campaign.name, item.external_id, error)
+            report.notes.append(f"approving {item.external_id} failed: {error}")
+            continue
+        if approved:
+            report.approved += 1
+            status = APPROVED_STATUS.get(campaign.provider, "approved")
+            if assignment_record_paid(assignment=assignment, provider_status=status):
+                report.paid += 1
+    try:
+        report.excluded = _exclusions_push(campaign=campaign, provider=provider)
+    except CrowdRequestError as error:
+        logger.warning("campaign %s: excluding workers failed: %s", campaign.name, error)
+        report.notes.append(f"excluding workers failed: {error}")
+    if campaign.status in (Campaign.Status.PAUSED, Campaign.Status.DONE):
+        report.expired = _hits_expire_at_provider(campaign=campaign, provider=provider)
+    elif campaign.status == Campaign.Status.RUNNING:
+        report.expired = _hits_withdraw_at_provider(campaign=campaign, provider=provider)
+    if campaign.status == Campaign.Status.RUNNING and campaign.provider_state.get("auto_publish"):
+        # The researcher published once (after a dry run); HITs built since then follow within budget.
+        try:
+            report.published = campaign_publish(campaign=campaign, provider=provider)
+        except CampaignStateError as error:
+            report.notes.append(f"not published: {error}")
+    return report
+
+
+@dataclass
+class WorkOutcome:
+    assignment: Assignment | None = None
+    changed: int = 0
+    returned: int = 0
+    paid: int = 0
+    should_approve: bool = False
+
+
+@transaction.atomic
+def work_record(*, campaign: Campaign, work: Work) -> WorkOutcome:
+    """Record one piece of work the provider reported: the worker, the provider's id and status on our
+    assignment (once), a returned or timed-out assignment given back to the queue (the HIT stays open for the
+    next worker), a payment the provider made on its own (auto-approval). Says whether to approve it: only
+    submitted work whose answers we hold."""
+    outcome = WorkOutcome()
+    worker = worker_get_or_create(provider=campaign.provider, external_id=work.worker_id)
+    assignment = _assignment_for(campaign=campaign, work=work, worker=worker)
+    if assignment is None:
+        return outcome
+    # The lock order of every writer of both: the HIT, then the assignment.
+    Hit.objects.select_for_update().get(pk=assignment.hit_id)
+    assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    outcome.assignment = assignment
+    fields = []
+    if not assignment.external_id:
+        assignment.external_id = work.external_id
+        fields.append("external_id")
+    if assignment.provider_status != work.provider_status:
+        assignment.provider_status = work.provider_status[:40]
+        fields.append("provider_status")
+    if work.status == WorkStatus.RETURNED and assignment.status == Assignment.Status.IN_PROGRESS:
+        assignment.status = Assignment.Status.EXPIRED
+        fields.append("status")
+        outcome.returned = 1
+    if (
+        work.status == WorkStatus.APPROVED
+        and assignment.submitted_at is not None
+        and assignment.paid_at is None
+    ):
+        assignment.paid_usd = assignment.earned_usd
+        assignment.paid_at = timezone.now()
+        fields += ["paid_usd", "paid_at"]
+        outcome.paid = 1
+    if fields:
+        assignment.save(update_fields=fields)
+        outcome.changed = 1
+    outcome.should_approve = (
+        work.status == WorkStatus.SUBMITTED
+        and assignment.submitted_at is not None
+        and assignment.paid_at is None
+    )
+    return outcome
+
+
+@transaction.atomic
+def assignment_record_paid(*, assignment: Assignment, provider_status: str) -> bool:
+    """Record that the provider paid a submitted assignment (what it earned); False if recorded before."""
+    assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    if assignment.paid_at is not None or assignment.submitted_at is None:
+        return False
+    assignment.paid_usd = assignment.earned_usd
+    assignment.paid_at = timezone.now()
+    assignment.provider_status = provider_status[:40]
+    assignment.save(update_fields=["paid_usd", "paid_at", "provider_status"])
+    return True
+
+
+def _assignment_for(*, campaign: Campaign, work: Work, worker: Worker) -> Assignment | None:
+    """Our assignment for the provider's work: by the provider's id, else the worker's latest assignment not
+    yet tied to another id (on MTurk: on that HIT)."""
+    assignments = Assignment.objects.filter(campaign=campaign)
+    found = assignments.filter(external_id=work.external_id).first()
+    if found is not None:
+        return found
+    unlinked = assignments.filter(worker=worker, external_id="").order_by("-started_at", "-pk")
+    if campaign.provider == Campaign.Provider.PROLIFIC:
+        # A participant enters through the campaign's page, which may hand them any open HIT, published or
+        # not: the submission belongs to their latest assignment not yet tied to another submission.
+        return unlinked.first()
+    return unlinked.filter(hit__external_id=work.hit_external_id).first()
+
+
+def _awaiting_payment() -> Q:
+    """Submitted work not paid yet and not closed unpaid for good by the provider (rejected, or returned
+    after our page stored its answers): nobody pays those, so they are not waited for."""
+    return Q(submitted_at__isnull=False, paid_at__isnull=True) & ~Q(provider_status__in=UNPAID_FOR_GOOD)
+
+
+def _unpaid_submitted(campaign: Campaign) -> list[Assignment]:
+    return list(
+        Assignment.objects.filter(campaign=campaign, submitted_at__isnull=False, paid_at__isnull=True)
+    )
+
+
+def _hit_external_ids_to_collect(campaign: Campaign) -> list[str]:
+    """Our own published HITs with work we know of and have not settled: an assignment in progress (it may
+    have been returned or timed out) or submitted and not paid yet. Distinct ids: a Prolific study holds many
+    HITs. Work on a HIT nobody opened our page for cannot be approved (no stored answers) and is not looked
+    for; MTurk approves it on its own after the auto-approval delay (docs/decisions.md)."""
+    unsettled = Assignment.objects.filter(Q(status=Assignment.Status.IN_PROGRESS) | _awaiting_payment())
+    if campaign.provider == Campaign.Provider.PROLIFIC:
+        # Participants come through the campaign's page, not a HIT's: any unsettled work means every study.
+        studies = campaign.provider_state.get("studies", {})
+        return sorted(set(studies.values())) if unsettled.filter(campaign=campaign).exists() else []
+    hits = (
+        Hit.objects.filter(campaign=campaign, published_at__isnull=False)
+        .exclude(external_id="")
+        .filter(Exists(unsettled.filter(hit=OuterRef("pk"))))
+    )
+    return sorted(set(hits.values_list("external_id", flat=True)))
+
+
+def _exclusions_push(*, campaign: Campaign, provider: CrowdProvider) -> int:
+    """Tell the provider about every excluded worker it does not know of yet (the campaign's exclusion
+    qualification on MTurk, its participant group on Prolific)."""
+    known = set(campaign.provider_state.get("excluded_workers", []))
+    excluded = sorted(
+        set(
+            Worker.objects.filter(provider=campaign.provider, is_excluded=True).values_list(
+                "external_id", flat=True
+            )
+        )
+        - known
+    )
+    if not excluded:
+        return 0
+    state = provider.exclude(campaign=campaign_info(campaign=campaign), worker_ids=excluded)
+    _campaign_state_save(campaign=campaign, state=state)
+    return len(excluded)
+
+
+def _hits_expire_at_provider(*, campaign: Campaign, provider: CrowdProvider) -> int:
+    """A paused or finished campaign takes no new workers: expire its open published HITs at the provider
+    (once; the HITs stay open here until their own expiry, so work already taken can still come in)."""
+    hits = Hit.objects.filter(campaign=campaign, status=Hit.Status.OPEN, published_at__isnull=False)
+    return _expire(campaign=campaign, provider=provider, hits=hits)
+
+
+def _hits_withdraw_at_provider(*, campaign: Campaign, provider: CrowdProvider) -> int:
+    """HITs closed here without a submission (discarded by hand, or expired early) while still live at a
+    provider that expires HITs one by one (MTurk): withdraw them there, so nobody takes work we refuse. A
+    Prolific study holds many HITs, and its places cannot shrink: nothing to do there."""
+    if not provider.expires_each_hit:
+        return 0
+    submitted = Assignment.objects.filter(hit=OuterRef("pk"), submitted_at__isnull=False)
+    hits = Hit.objects.filter(
+        campaign=campaign,
+        status__in=(Hit.Status.DISCARDED, Hit.Status.EXPIRED),
+        published_at__isnull=False,
+        expires_at__gt=timezone.now(),
+    ).exclude(Exists(submitted))
+    return _expire(campaign=campaign, provider=provider, hits=hits)
+
+
+def _expire(*, campaign: Campaign, provider: CrowdProvider, hits: QuerySet[Hit]) -> int:
+    """Expire these HITs at the provider, each once (remembered in ``provider_state["expired_hits"]``)."""
+    done = set(campaign.provider_state.get("expired_hits", []))
+    external_ids = sorted(set(hits.exclude(external_id="").values_list("external_id", flat=True)) - done)
+    if not external_ids:
+        return 0
+    provider.expire(campaign=campaign_info(campaign=campaign), hit_external_ids=external_ids)
+    _campaign_state_save(campaign=campaign, state={"expired_hits": sorted(done | set(external_ids))})
+    return len(external_ids)
+
+
+def campaign_ids_to_sync() -> list[int]:
+    """Crowd campaigns to sync periodically: every running or paused one, and finished ones that still have
+    submitted work unpaid or open HITs at the provider."""
+    unpaid = Assignment.objects.filter(_awaiting_payment(), campaign=OuterRef("pk"))
+    open_published = Hit.objects.filter(
+        campaign=OuterRef("pk"), status=Hit.Status.OPEN, published_at__isnull=False
+    )
+    campaigns = Campaign.objects.filter(mode=Campaign.Mode.CROWD).filter(
+        Q(status__in=(Campaign.Status.RUNNING, Campaign.Status.PAUSED))
+        | Q(status=Campaign.Status.DONE) & (Exists(unpaid) | Exists(open_published))
+    )
+    return list(campaigns.order_by("pk").values_list("pk", flat=True))

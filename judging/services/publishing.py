@@ -1,0 +1,396 @@
+"""Publishing a campaign's HITs to its crowd provider, within budget and balance.
+
+The database is read, the provider is called outside any transaction, and each HIT is marked published (with
+the reward and fee it was published at) in the transaction that records the provider's answer: a crash in
+between leaves the HIT unpublished locally, and the retried call finds it again on the provider (MTurk's
+UniqueRequestToken is the HIT's uuid; a Prolific study's places are set to a total, never incremented).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count, Exists, Max, OuterRef, Sum
+from django.utils import timezone
+
+from judging import crowd
+from judging.crowd import CampaignInfo, CrowdConfigError, HitInfo, Published
+from judging.models import Assignment, Campaign, Hit, HitSlot, Pair
+from judging.services.errors import CampaignStateError
+
+logger = logging.getLogger(__name__)
+
+PUBLISHABLE_STATES = (Campaign.Status.RUNNING,)
+PUBLISH_LEASE = timedelta(minutes=15)
+DEFAULT_DESCRIPTION = (
+    "Read a question and two passages, and choose the passage that answers the question better. "
+    "Each task has 13 such comparisons."
+)
+
+
+@dataclass
+class PublishReport:
+    """What ``campaign_publish`` did (or, in a dry run, would do)."""
+
+    campaign: str
+    provider: str
+    is_dry_run: bool
+    hit_numbers: list[int] = field(default_factory=list)
+    assignments_per_hit: int = 1
+    reward_usd: Decimal = Decimal("0")
+    fee_usd: Decimal = Decimal("0")
+    spent_before_usd: Decimal = Decimal("0")
+    budget_usd: Decimal | None = None
+    balance_usd: Decimal | None = None
+    waiting: int = 0
+    note: str = ""
+
+    @property
+    def pay_total_usd(self) -> Decimal:
+        return self.reward_usd * self.assignments_per_hit * len(self.hit_numbers)
+
+    @property
+    def fee_total_usd(self) -> Decimal:
+        return self.fee_usd * len(self.hit_numbers)
+
+    @property
+    def total_usd(self) -> Decimal:
+        return self.pay_total_usd + self.fee_total_usd
+
+    def lines(self) -> list[str]:
+        verb = "would publish" if self.is_dry_run else "published"
+        numbers = _ranges(self.hit_numbers) or "none"
+        lines = [
+            f"campaign {self.campaign} ({self.provider}): {verb} {len(self.hit_numbers)} HIT(s) [{numbers}], "
+            f"{self.assignments_per_hit} assignment(s) each",
+            f"pay {usd(self.pay_total_usd)} ({usd(self.reward_usd)} per assignment), fees {usd(self.fee_total_usd)} "
+            f"({usd(self.fee_usd)} per HIT), total {usd(self.total_usd)}",
+            f"spent before {usd(self.spent_before_usd)}, budget "
+            + ("none" if self.budget_usd is None else f"{usd(self.budget_usd)}")
+            + (", balance not checked" if self.balance_usd is None else f", balance {usd(self.balance_usd)}"),
+        ]
+        if self.waiting:
+            lines.append(f"{self.waiting} HIT(s) left unpublished")
+        if self.note:
+            lines.append(f"stopped: {self.note}")
+        if self.is_dry_run:
+            lines.append("dry run: nothing was published")
+        return lines
+
+
+def usd(amount: Decimal | None) -> str:
+    """$1.50 (always two decimals)."""
+    return "none" if amount is None else f"${Decimal(amount):.2f}"
+
+
+def campaign_spend_usd(*, campaign: Campaign) -> Decimal:
+    """The campaign's spend: committed (every submitted assignment: its earnings plus its HIT's fee) plus
+    published but unpaid (open published HITs nobody submitted yet, at reward plus fee). HITs that closed
+    without a submission cost nothing."""
+    submitted = Assignment.objects.filter(campaign=campaign, submitted_at__isnull=False)
+    committed = Decimal("0")
+    for earned, reward, fee in submitted.values_list("earned_usd", "hit__reward_usd", "hit__fee_usd"):
+        pay = earned if earned is not None else (reward if reward is not None else campaign.pay_per_hit_usd)
+        committed += pay + (fee if fee is not None else campaign.fee_per_hit_usd)
+    has_submission = Assignment.objects.filter(hit=OuterRef("pk"), submitted_at__isnull=False)
+    pending = (
+        Hit.objects.filter(campaign=campaign, status=Hit.Status.OPEN, published_at__isnull=False)
+        .exclude(Exists(has_submission))
+        .aggregate(reward=Sum("reward_usd"), fee=Sum("fee_usd"))
+    )
+    return committed + (pending["reward"] or Decimal("0")) + (pending["fee"] or Decimal("0"))
+
+
+def public_url(path: str) -> str:
+    """``TOPPREF_PUBLIC_URL`` + ``path``; https is required outside DEBUG (MTurk frames only https pages)."""
+    base = settings.TOPPREF_PUBLIC_URL.rstrip("/")
+    if urlsplit(base).scheme != "https" and not settings.DEBUG:
+        raise CrowdConfigError(f"TOPPREF_PUBLIC_URL must be an https URL outside DEBUG, not {base!r}")
+    return base + path
+
+
+def campaign_info(*, campaign: Campaign) -> CampaignInfo:
+    """The plain description of a campaign that providers work from."""
+    counts = dict(
+        Hit.objects.filter(campaign=campaign, published_at__isnull=False)
+        .exclude(external_id="")
+        .order_by()
+        .values_list("external_id")
+        .annotate(count=Count("pk"))
+        .values_list("external_id", "count")
+    )
+    return CampaignInfo(
+        public_id=str(campaign.public_id),
+        name=campaign.name,
+        title=f"Which passage answers the question better? ({campaign.name})",
+        description=campaign.description or DEFAULT_DESCRIPTION,
+        reward_usd=campaign.pay_per_hit_usd,
+        assignment_duration_seconds=int(campaign.assignment_duration.total_seconds()),
+        lifetime_seconds=int(campaign.hit_lifetime.total_seconds()),
+        entry_url=public_url(f"/hits/campaign/{campaign.public_id}/"),
+        state=dict(campaign.provider_state),
+        published_hits=counts,
+    )
+
+
+def campaign_completion_url(*, campaign: Campaign) -> str | None:
+    """Where a Prolific participant goes once the server has stored and checked every answer: Prolific's
+    completion page with the campaign's secret code (None before the campaign was published to Prolific).
+    Show it only after the check: anyone who knows the code can complete a submission with it."""
+    code = campaign.provider_state.get("completion_code")
+    if campaign.provider != Campaign.Provider.PROLIFIC or not code:
+        return None
+    return f"https://app.prolific.com/submissions/complete?cc={code}"
+
+
+def provider_for(campaign: Campaign) -> crowd.CrowdProvider:
+    """The campaign's provider client (credentials are checked here: a missing one is a CrowdConfigError)."""
+    return crowd.provider_build(campaign.provider, local_fee_usd=campaign.fee_per_hit_usd)
+
+
+def hit_fee_usd(*, campaign: Campaign) -> Decimal:
+    """The fee of one HIT of this campaign at its provider (the local crowd: the campaign's own fee)."""
+    if campaign.provider == Campaign.Provider.LOCAL:
+        return campaign.fee_per_hit_usd
+    return crowd.fee_usd(campaign.provider, reward_usd=campaign.pay_per_hit_usd)
+
+
+def campaign_publish(
+    *,
+    campaign: Campaign,
+    max_hits: int | None = None,
+    is_dry_run: bool = False,
+    provider: crowd.CrowdProvider | None = None,
+) -> PublishReport:
+    """Publish the campaign's open, unpublished HITs (oldest first, at most ``max_hits``) to its provider.
+    Stops before a HIT would push the campaign's spend past ``budget_usd`` or past the provider's balance,
+    saying why in ``Campaign.publish_note`` and the log. A dry run contacts nobody and changes nothing.
+    Raises ``CampaignStateError`` for a campaign that is not running, ``CrowdConfigError`` for a missing
+    credential or an http public URL, ``CrowdTransientError`` when the provider stays unreachable."""
+    campaign.refresh_from_db()
+    if campaign.mode != Campaign.Mode.CROWD:
+        raise CampaignStateError(f"campaign {campaign.name!r} is a {campaign.mode} campaign: no crowd HITs")
+    if campaign.status not in PUBLISHABLE_STATES:
+        raise CampaignStateError(
+            f"campaign {campaign.name!r} is {campaign.status}: only a running campaign publishes HITs"
+        )
+    unpublished = Hit.objects.filter(
+        campaign=campaign, status=Hit.Status.OPEN, published_at__isnull=True
+    ).order_by("number")
+    candidates = list(unpublished[:max_hits] if max_hits is not None else unpublished)
+    reward, fee = campaign.pay_per_hit_usd, hit_fee_usd(campaign=campaign)
+    cost = reward + fee
+    report = PublishReport(
+        campaign=campaign.name,
+        provider=campaign.provider,
+        is_dry_run=is_dry_run,
+        reward_usd=reward,
+        fee_usd=fee,
+        spent_before_usd=campaign_spend_usd(campaign=campaign),
+        budget_usd=campaign.budget_usd,
+    )
+    info = campaign_info(campaign=campaign)  # validates the public URL, even in a dry run
+    chosen, note = candidates, ""
+    if campaign.budget_usd is not None and cost > 0:
+        affordable = max(int((campaign.budget_usd - report.spent_before_usd) // cost), 0)
+        # Pairs hit_build left unpacked for lack of budget wait too: say so even if every HIT went out.
+        queued = _queued_pair_count(campaign)
+        if affordable < len(chosen) or (queued and affordable <= len(chosen)):
+            note = (
+                f"budget {usd(campaign.budget_usd)} reached: {usd(report.spent_before_usd)} spent, room for "
+                f"{affordable} HIT(s) at {usd(cost)} (pay {usd(reward)} + fee {usd(fee)}); "
+                f"{len(candidates) - min(affordable, len(candidates))} HIT(s) and {queued} queued pair(s) "
+                "wait for more budget"
+            )
+            chosen = chosen[:affordable]
+    if not is_dry_run and campaign.provider != Campaign.Provider.LOCAL and chosen:
+        provider = provider or provider_for(campaign)
+        report.balance_usd = provider.balance_usd()
+        if report.balance_usd is not None and cost > 0:
+            # MTurk takes the money on approval: work already published and not yet paid needs its share of
+            # the balance too. Prolific locks the funds when it publishes, so its balance is net already.
+            outstanding = (
+                Decimal("0")
+                if provider.reserves_on_publish
+                else report.spent_before_usd - _paid_usd(campaign=campaign)
+            )
+            payable = max(int((report.balance_usd - outstanding) // cost), 0)
+            if payable < len(chosen):
+                chosen = chosen[:payable]
+                note = (
+                    f"balance: {usd(report.balance_usd)} at {campaign.provider}"
+                    + (f" less {usd(outstanding)} owed" if outstanding else "")
+                    + f" pays for {payable} HIT(s) at {usd(cost)}"
+                )
+    report.hit_numbers = [hit.number for hit in chosen]
+    report.waiting = unpublished.count() - len(chosen)
+    report.note = note
+    if note:
+        logger.warning("campaign %s: publishing stopped: %s", campaign.name, note)
+    if is_dry_run:
+        return report
+    _campaign_note(campaign=campaign, note=note)
+    if not chosen:
+        return report
+    provider = provider or provider_for(campaign)
+    _publish_lease_take(campaign=campaign)
+    try:
+        _publish(campaign=campaign, provider=provider, info=info, chosen=chosen, reward=reward, fee=fee)
+    finally:
+        _publish_lease_release(campaign=campaign)
+    return report
+
+
+def _publish(
+    *,
+    campaign: Campaign,
+    provider: crowd.CrowdProvider,
+    info: CampaignInfo,
+    chosen: list[Hit],
+    reward: Decimal,
+    fee: Decimal,
+) -> None:
+    stages = _hit_stages([hit.pk for hit in chosen])
+    state = provider.prepare(campaign=info, stages=sorted(set(stages.values())))
+    _campaign_state_save(campaign=campaign, state={**state, "auto_publish": True})
+    info = campaign_info(campaign=campaign)
+    hits = [
+        HitInfo(
+            public_id=str(hit.public_id),
+            number=hit.number,
+            page_url=public_url(f"/hits/{hit.public_id}/"),
+            stage=stages.get(hit.pk, 1),
+        )
+        for hit in chosen
+    ]
+    by_public_id = {str(hit.public_id): hit for hit in chosen}
+    external_ids = set()
+    for published in provider.publish(campaign=info, hits=hits):
+        hit_record_published(
+            hit=by_public_id[published.public_id],
+            provider=campaign.provider,
+            published=published,
+            reward_usd=reward,
+            fee_usd=fee,
+        )
+        external_ids.add(published.external_id)
+    expired = campaign.provider_state.get("expired_hits", [])
+    if external_ids & set(expired):
+        # A Prolific study stopped at a pause reopens with its new places: it may be stopped again.
+        _campaign_state_save(
+            campaign=campaign, state={"expired_hits": [key for key in expired if key not in external_ids]}
+        )
+    logger.info("campaign %s: published %d HIT(s) to %s", campaign.name, len(chosen), campaign.provider)
+
+
+@transaction.atomic
+def _publish_lease_take(*, campaign: Campaign) -> None:
+    """One publish at a time per campaign (the command and the periodic sync may meet): without it both
+    could set up a Prolific study. A lease, not a lock held across network calls; a crashed publisher's
+    lease runs out after ``PUBLISH_LEASE``."""
+    locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    now = timezone.now()
+    until = locked.provider_state.get("publish_lease_until")
+    if until and datetime.fromisoformat(until) > now:
+        raise CampaignStateError(
+            f"campaign {campaign.name!r} is being published by another process (until {until}); try later"
+        )
+    locked.provider_state = {
+        **locked.provider_state,
+        "publish_lease_until": (now + PUBLISH_LEASE).isoformat(),
+    }
+    locked.save(update_fields=["provider_state"])
+    campaign.provider_state = locked.provider_state
+
+
+@transaction.atomic
+def _publish_lease_release(*, campaign: Campaign) -> None:
+    locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    locked.provider_state = {k: v for k, v in locked.provider_state.items() if k != "publish_lease_until"}
+    locked.save(update_fields=["provider_state"])
+    campaign.provider_state = locked.provider_state
+
+
+@transaction.atomic
+def hit_record_published(
+    *, hit: Hit, provider: str, published: Published, reward_usd: Decimal, fee_usd: Decimal
+) -> Hit:
+    """Record the provider's answer for one HIT: its id there, the reward and fee it was published at, and
+    when. A HIT recorded already keeps its first record (a retried publish returns the same HIT)."""
+    hit = Hit.objects.select_for_update().get(pk=hit.pk)
+    if hit.published_at is not None:
+        return hit
+    hit.provider = provider
+    hit.external_id = published.external_id
+    hit.reward_usd, hit.fee_usd = reward_usd, fee_usd
+    hit.published_at = timezone.now()
+    fields = ["provider", "external_id", "reward_usd", "fee_usd", "published_at"]
+    if published.expires_at is not None:
+        hit.expires_at = published.expires_at
+        fields.append("expires_at")
+    hit.save(update_fields=fields)
+    return hit
+
+
+@transaction.atomic
+def _campaign_note(*, campaign: Campaign, note: str) -> None:
+    Campaign.objects.filter(pk=campaign.pk).update(publish_note=note[:500])
+    campaign.publish_note = note[:500]
+
+
+@transaction.atomic
+def _campaign_state_save(*, campaign: Campaign, state: dict[str, Any]) -> None:
+    """Store what the provider set up (merged over what is stored), under the campaign's row lock."""
+    locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    locked.provider_state = {**locked.provider_state, **state}
+    locked.save(update_fields=["provider_state"])
+    campaign.provider_state = locked.provider_state
+
+
+def _paid_usd(*, campaign: Campaign) -> Decimal:
+    """What the provider has been paid so far: every paid assignment's pay plus its HIT's fee."""
+    paid = Decimal("0")
+    rows = Assignment.objects.filter(campaign=campaign, paid_at__isnull=False).values_list(
+        "paid_usd", "hit__fee_usd"
+    )
+    for pay, fee in rows:
+        paid += (pay or Decimal("0")) + (fee if fee is not None else campaign.fee_per_hit_usd)
+    return paid
+
+
+def _queued_pair_count(campaign: Campaign) -> int:
+    """Pairs of open rounds waiting for a HIT (none is built beyond the budget)."""
+    return Pair.objects.filter(
+        round__campaign_topic__campaign=campaign,
+        round__closed_at__isnull=True,
+        hit__isnull=True,
+        winner__isnull=True,
+    ).count()
+
+
+def _hit_stages(hit_ids: list[int]) -> dict[int, int]:
+    """Each HIT's stage: the highest stage among the rounds of its pairs (Prolific: one study per stage)."""
+    rows = (
+        HitSlot.objects.filter(hit_id__in=hit_ids, pair__isnull=False)
+        .values("hit_id")
+        .annotate(stage=Max("pair__round__stage"))
+    )
+    return {row["hit_id"]: row["stage"] for row in rows}
+
+
+def _ranges(numbers: list[int]) -> str:
+    """1,2,3,5 -> "1-3, 5"."""
+    parts: list[list[int]] = []
+    for number in numbers:
+        if parts and parts[-1][1] == number - 1:
+            parts[-1][1] = number
+        else:
+            parts.append([number, number])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in parts)
