@@ -54,3 +54,42 @@ def campaign_scores_compute_task(campaign_id: int) -> int:
     if campaign is None or not campaign.collection.runs.exists():
         return 0
     return len(run_scores_compute(campaign=campaign, measures=CAMPAIGN_MEASURES))
+
+
+@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
+def run_validate_task(run_id: int) -> str:
+    """Validate an uploaded run; once ready, score it for the collection's finished campaigns."""
+    from metrics.leaderboard import campaign_runs_score
+    from metrics.uploads import run_validate
+    from pools.models import Run
+
+    run = Run.objects.select_related("collection").filter(pk=run_id).first()
+    if run is None:
+        return "missing"
+    run = run_validate(run=run)
+    if run.status == Run.Status.READY:
+        for campaign in Campaign.objects.filter(collection=run.collection, status=Campaign.Status.DONE):
+            campaign_runs_score(campaign=campaign, runs=[run])
+    return run.status
+
+
+@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
+def campaign_runs_score_task(campaign_id: int) -> int:
+    """Score the collection's ready runs for the campaign's leaderboard (idempotent)."""
+    from metrics.leaderboard import campaign_runs_score
+
+    campaign = Campaign.objects.select_related("collection").filter(pk=campaign_id).first()
+    if campaign is None:
+        return 0
+    return campaign_runs_score(campaign=campaign)
+
+
+@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
+def export_leaderboard_build_task(export_id: int) -> None:
+    """Build a requested leaderboard export (CSV) into its private file; a ready one is left alone."""
+    from judging.models import Export
+    from metrics.leaderboard import leaderboard_export_build
+
+    export = Export.objects.select_related("campaign").filter(pk=export_id).first()
+    if export is not None:
+        leaderboard_export_build(export=export)

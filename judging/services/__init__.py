@@ -6,6 +6,9 @@
 - judgments: ``worker_get_or_create``, ``worker_exclude``, ``assignment_start``, ``hit_assign_next``,
   ``judgment_submit``, ``assignment_submit``
 - tournaments: ``tournament_next_pair``, ``tournament_judgment_submit``
+- pausing: ``campaign_pause``, ``campaign_resume``, ``campaign_publish_more``
+- exports: ``export_request``, ``export_build`` (files with their checksum; import from
+  ``judging.services.exports``)
 - simulation (import from ``judging.services.simulation``): ``campaign_simulate``, ``tournament_simulate``,
   simulated workers and assessors driving these services with an engine oracle
 """
@@ -33,6 +36,7 @@ from judging.services.judgments import (
     worker_exclude,
     worker_get_or_create,
 )
+from judging.services.pausing import campaign_pause, campaign_publish_more, campaign_resume
 from judging.services.rounds import round_close_if_complete, round_generate, topic_finish
 from judging.services.tournaments import TournamentQuestion, tournament_judgment_submit, tournament_next_pair
 
@@ -54,6 +58,9 @@ __all__ = [
     "campaign_advance",
     "campaign_create",
     "campaign_delete",
+    "campaign_pause",
+    "campaign_publish_more",
+    "campaign_resume",
     "campaign_start",
     "hit_assign_next",
     "hit_build",

@@ -38,6 +38,7 @@ def campaign_create(
     budget_usd: Decimal | None = None,
     hit_lifetime: timedelta = timedelta(days=1),
     description: str = "",
+    owner=None,
 ) -> Campaign:
     """Create a draft campaign; raises ``CampaignConfigError`` naming the broken rule (F > P > k >= 1,
     at least one preference per HIT, prices and budget not negative, a known mode and culling rule)."""
@@ -63,6 +64,7 @@ def campaign_create(
         fee_per_hit_usd=Decimal(fee_per_hit_usd),
         budget_usd=None if budget_usd is None else Decimal(budget_usd),
         hit_lifetime=hit_lifetime,
+        owner=owner,
     )
     try:
         campaign.full_clean()

@@ -80,6 +80,9 @@ def hit_assign_next(*, campaign: Campaign, worker: Worker) -> Assignment | None:
     ).first()
     if current is not None:
         return current
+    if not Campaign.objects.filter(pk=campaign.pk, status=Campaign.Status.RUNNING).exists():
+        # A paused (or finished) campaign hands out no new HIT; the one a worker holds stays theirs.
+        return None
     live = Assignment.objects.filter(hit=OuterRef("pk"), status__in=LIVE_ASSIGNMENT_STATES)
     taken: list[int] = []
     while True:

@@ -1,6 +1,7 @@
 import argparse
 from decimal import Decimal, InvalidOperation
 
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from judging.models import Campaign
@@ -41,11 +42,17 @@ class Command(BaseCommand):
         parser.add_argument("--pay", type=usd, default=Decimal("2.00"), help="USD per HIT to the worker")
         parser.add_argument("--fee", type=usd, default=Decimal("0.40"), help="USD per HIT to the platform")
         parser.add_argument("--budget", type=usd, default=None, help="USD")
+        parser.add_argument("--owner", help="username of the researcher who owns the campaign")
 
     def handle(self, *args, **options):
         collection = Collection.objects.filter(name=options["collection"]).first()
         if collection is None:
             raise CommandError(f"no collection named {options['collection']!r}")
+        owner = None
+        if options["owner"] is not None:
+            owner = get_user_model().objects.filter(username=options["owner"]).first()
+            if owner is None:
+                raise CommandError(f"--owner: no user named {options['owner']!r}", returncode=2)
         if Campaign.objects.filter(name=options["name"]).exists():
             raise CommandError(f"a campaign named {options['name']!r} exists already")
         try:
@@ -64,6 +71,7 @@ class Command(BaseCommand):
                 pay_per_hit_usd=options["pay"],
                 fee_per_hit_usd=options["fee"],
                 budget_usd=options["budget"],
+                owner=owner,
             )
         except CampaignConfigError as error:
             raise CommandError(str(error)) from None
