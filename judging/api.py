@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 
 import django_filters
+from django import forms
 from django.http import Http404
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
@@ -250,10 +251,16 @@ class CampaignTopicListApi(ResearcherApi, generics.ListAPIView):
         return rows
 
 
+class IntegerFilter(django_filters.NumberFilter):
+    """Whole numbers within the column's range: a huge or fractional value is a 400 naming the parameter."""
+
+    field_class = forms.IntegerField
+
+
 class JudgmentFilter(django_filters.FilterSet):
     topic = django_filters.CharFilter(field_name="slot__topic__topic_id")
-    round = django_filters.NumberFilter(field_name="slot__pair__round__number")
-    worker = django_filters.NumberFilter(field_name="assignment__worker_id")
+    round = IntegerFilter(field_name="slot__pair__round__number", min_value=0, max_value=2**31 - 1)
+    worker = IntegerFilter(field_name="assignment__worker_id", min_value=1, max_value=2**63 - 1)
 
     class Meta:
         model = Judgment
@@ -350,6 +357,8 @@ class WorkerExcludeApi(ResearcherApi, APIView):
     )
     def post(self, request, name: str, worker_id: int):
         campaign = self.campaign()
+        if worker_id > 2**63 - 1:
+            raise Http404(f"no worker {worker_id} in campaign {campaign.name!r}")
         worker = Worker.objects.filter(pk=worker_id, assignments__campaign=campaign).distinct().first()
         if worker is None:
             raise Http404(f"no worker {worker_id} in campaign {campaign.name!r}")

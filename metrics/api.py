@@ -168,6 +168,8 @@ class CampaignExportListApi(ResearcherApi, generics.ListAPIView):
 
 
 def export_get_visible(*, user, export_id: int) -> Export:
+    if export_id > 2**63 - 1:  # beyond the id column: no such export (not a database overflow)
+        raise Http404(f"no export {export_id}")
     export = (
         Export.objects.select_related("campaign")
         .filter(pk=export_id, campaign__in=campaign_list_visible(user=user))

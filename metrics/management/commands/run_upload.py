@@ -2,11 +2,13 @@ from pathlib import Path
 
 from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 
 from judging.models import Campaign
 from metrics.tasks import run_validate_task
 from metrics.uploads import RunUploadError, run_upload
 from pools.models import Run
+from pools.services import run_delete
 
 
 class Command(BaseCommand):
@@ -39,6 +41,9 @@ class Command(BaseCommand):
         run_validate_task(run.pk)
         run.refresh_from_db()
         if run.status != Run.Status.READY:
+            # A script gets the problem and nothing stays behind (the dashboard keeps failed uploads to show).
             message = run.error.replace(f"{run.name}.run", source.name, 1)
+            with transaction.atomic():
+                run_delete(run=run)
             raise CommandError(message, returncode=1)
         self.stdout.write(f"run {run.name}: {run.line_count} lines, {run.topic_count} topics, {run.status}")
