@@ -12,7 +12,6 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 
-from celery import current_app
 from django.db import transaction
 from django.utils import timezone
 
@@ -184,19 +183,7 @@ def _topic_finish(*, campaign_topic: CampaignTopic, ranked: Sequence[RankedItem]
     )
     campaign = Campaign.objects.select_for_update().get(pk=campaign_topic.campaign_id)
     unfinished = CampaignTopic.objects.filter(campaign=campaign).exclude(state__in=FINISHED_STATES)
-    if campaign.status == Campaign.Status.RUNNING and not unfinished.exists():
+    if campaign.status in (Campaign.Status.RUNNING, Campaign.Status.PAUSED) and not unfinished.exists():
         campaign.status = Campaign.Status.DONE
         campaign.finished_at = timezone.now()
         campaign.save(update_fields=["status", "finished_at"])
-        campaign_id = campaign.pk
-        transaction.on_commit(lambda: campaign_done_notify(campaign_id=campaign_id))
-
-
-# Scoring belongs to the metrics app, which sits above judging: judging names its task instead of importing it.
-CAMPAIGN_DONE_TASK = "metrics.campaign_scores_compute"
-
-
-def campaign_done_notify(*, campaign_id: int) -> None:
-    """Ask for the finished campaign's runs to be scored (issue 4, item 8), if the metrics task is installed."""
-    if CAMPAIGN_DONE_TASK in current_app.tasks:
-        current_app.tasks[CAMPAIGN_DONE_TASK].delay(campaign_id)
