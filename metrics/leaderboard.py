@@ -11,6 +11,7 @@ built from the stored per-topic scores (``metrics.services.run_scores_compute``,
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 from dataclasses import asdict, dataclass
 
@@ -102,7 +103,10 @@ def campaign_leaderboard(*, campaign: Campaign, baseline: str | None = None) -> 
     by qrels, measure (as ``LEADERBOARD_MEASURES``) and rank. Three queries, the result cached until the
     scores change. ``tau`` is Kendall's tau-b between the runs' means under the preference and the graded
     qrels for each measure. An unknown ``baseline`` raises ``ValueError`` naming it."""
-    key = f"leaderboard:{leaderboard_stamp(campaign=campaign)}:{baseline or ''}"
+    key = (
+        "leaderboard:"
+        + hashlib.sha256(f"{leaderboard_stamp(campaign=campaign)}|{baseline or ''}".encode()).hexdigest()
+    )
     cached = cache.get(key)
     if cached is None:
         cached = _leaderboard_compute(campaign=campaign, baseline=baseline)
@@ -120,7 +124,7 @@ def _leaderboard_compute(*, campaign: Campaign, baseline: str | None) -> dict[st
         "run_score_id", "topic__topic_id", "value"
     ):
         cells[run_score_id][topic_id] = value
-    rows: list[LeaderboardRow] = []
+    groups = []
     means: dict[tuple[str, str], dict[str, float]] = {}
     for qrels in QRELS:
         kind = RunScore.QrelsKind.GRADED if qrels == "graded" else RunScore.QrelsKind.COMBINED
@@ -129,10 +133,17 @@ def _leaderboard_compute(*, campaign: Campaign, baseline: str | None) -> dict[st
                 (row for row in scores if row["measure"] == measure and row["qrels_kind"] == kind),
                 key=lambda row: (-row["mean"], row["run__name"]),
             )
-            if not group:
-                continue
-            means[(qrels, measure)] = {row["run__name"]: row["mean"] for row in group}
-            rows.extend(_measure_rows(group, cells, qrels=qrels, measure=measure, baseline=baseline))
+            if group:
+                means[(qrels, measure)] = {row["run__name"]: row["mean"] for row in group}
+                groups.append((qrels, measure, group, _topic_matrix(group, cells)))
+    intervals = _bootstrap_by_topic_set([(topics, matrix) for *_, (topics, matrix) in groups])
+    rows: list[LeaderboardRow] = []
+    for (qrels, measure, group, (topics, matrix)), interval in zip(groups, intervals, strict=True):
+        rows.extend(
+            _measure_rows(
+                group, cells, topics, matrix, interval, qrels=qrels, measure=measure, baseline=baseline
+            )
+        )
     tau = {}
     for measure in LEADERBOARD_MEASURES:
         preference, graded = means.get(("preferences", measure)), means.get(("graded", measure))
@@ -147,16 +158,40 @@ def _leaderboard_compute(*, campaign: Campaign, baseline: str | None) -> dict[st
     return {"rows": rows, "tau": tau, "runs": run_names, "baseline": baseline}
 
 
-def _measure_rows(group, cells, *, qrels: str, measure: str, baseline: str | None) -> list[LeaderboardRow]:
+def _topic_matrix(group, cells) -> tuple[tuple[str, ...], np.ndarray]:
+    """The topics every run of the group was scored on (the bootstrap and the paired tests need complete
+    columns) and the (topics, runs) matrix of their scores."""
+    topics = tuple(sorted(set.intersection(*(set(cells[row["pk"]]) for row in group))))
+    matrix = np.array([[cells[row["pk"]][t] for row in group] for t in topics], dtype=float)
+    return topics, matrix.reshape(len(topics), len(group))
+
+
+def _bootstrap_by_topic_set(matrices: list[tuple[tuple[str, ...], np.ndarray]]) -> list[np.ndarray | None]:
+    """95% bootstrap intervals of every matrix's columns. Matrices over the same topics are resampled together
+    in one seeded call (a resample of the topics applies to every column alike, as for the runs of one
+    measure), which keeps a CAsT-sized leaderboard to a couple of bootstrap runs instead of eighteen."""
+    by_topics: dict[tuple[str, ...], list[int]] = {}
+    for index, (topics, _) in enumerate(matrices):
+        by_topics.setdefault(topics, []).append(index)
+    result: list[np.ndarray | None] = [None] * len(matrices)
+    for topics, indices in by_topics.items():
+        if not topics:
+            continue
+        combined = np.hstack([matrices[i][1] for i in indices])
+        intervals = bootstrap_ci(combined, confidence=CONFIDENCE, resamples=RESAMPLES, seed=0)
+        start = 0
+        for i in indices:
+            width = matrices[i][1].shape[1]
+            result[i] = intervals[start : start + width]
+            start += width
+    return result
+
+
+def _measure_rows(
+    group, cells, topics, matrix, intervals, *, qrels: str, measure: str, baseline: str | None
+) -> list[LeaderboardRow]:
     names = [row["run__name"] for row in group]
-    # The topics every run was scored on: the bootstrap and the paired tests need complete columns.
-    topics = sorted(set.intersection(*(set(cells[row["pk"]]) for row in group)))
-    matrix = np.array([[cells[row["pk"]][t] for row in group] for t in topics], dtype=float).reshape(
-        len(topics), len(group)
-    )
-    if topics:
-        intervals = bootstrap_ci(matrix, confidence=CONFIDENCE, resamples=RESAMPLES, seed=0)
-    else:
+    if intervals is None:
         intervals = np.array([[row["mean"], row["mean"]] for row in group])
     p_sign: dict[str, float] = {}
     p_t: dict[str, float] = {}

@@ -4,12 +4,18 @@ by their mean with 95% confidence intervals); Assessing top-k preferences, secti
 
 from __future__ import annotations
 
+import hashlib
 import io
 
 from django.core.cache import cache
 
 from judging.models import Campaign
 from metrics.leaderboard import campaign_leaderboard, leaderboard_stamp
+
+
+def _key(*parts: str) -> str:
+    """A cache key safe for any backend (no spaces or colons from measure names and timestamps)."""
+    return "plot:" + hashlib.sha256("|".join(parts).encode()).hexdigest()
 
 
 def _figure():
@@ -34,7 +40,7 @@ def _rows(leaderboard, measure: str, qrels: str):
 
 def plot_scatter(*, campaign: Campaign, x: tuple[str, str], y: tuple[str, str]) -> bytes:
     """Figure 4: ``y`` (measure, qrels) against ``x`` for every run scored under both, with Kendall's tau."""
-    key = f"plot:scatter:{leaderboard_stamp(campaign=campaign)}:{x}:{y}"
+    key = _key("scatter", leaderboard_stamp(campaign=campaign), *x, *y)
     png = cache.get(key)
     if png is not None:
         return png
@@ -64,7 +70,7 @@ def plot_scatter(*, campaign: Campaign, x: tuple[str, str], y: tuple[str, str]) 
 
 def plot_intervals(*, campaign: Campaign, measure: str, qrels: str) -> bytes:
     """Figure 9: runs sorted by their mean under ``measure`` with their 95% bootstrap confidence intervals."""
-    key = f"plot:intervals:{leaderboard_stamp(campaign=campaign)}:{measure}:{qrels}"
+    key = _key("intervals", leaderboard_stamp(campaign=campaign), measure, qrels)
     png = cache.get(key)
     if png is not None:
         return png
