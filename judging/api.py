@@ -6,6 +6,8 @@ group) and staff get anything; a researcher sees only their own campaigns, and a
 from __future__ import annotations
 
 import random
+import tempfile
+from pathlib import Path
 
 import django_filters
 from django import forms
@@ -15,6 +17,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
 from rest_framework import generics, permissions, serializers, status
 from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -441,3 +444,102 @@ class PlanApi(ResearcherApi, APIView):
             raise ValidationError({"non_field_errors": [str(error)]}) from None
         plan["seed"] = args["seed"]
         return Response(plan)
+
+
+class CollectionFileSerializer(serializers.Serializer):
+    file = serializers.FileField()
+
+
+class ImportResultSerializer(serializers.Serializer):
+    created = serializers.IntegerField()
+    updated = serializers.IntegerField()
+    unchanged = serializers.IntegerField()
+
+
+class CollectionFileImportApi(ResearcherApi, APIView):
+    """POST a file (multipart ``file``) into a collection: ``topics`` (TSV, CAsT JSON...), ``passages``
+    (TSV or JSONL) or ``qrels`` (graded, ``topic Q0 docid grade``). All or nothing: a bad line is a 400
+    naming ``file:line: problem`` and nothing is imported. The format follows the file name's extension."""
+
+    parser_classes = [MultiPartParser]
+    kind = ""
+
+    @extend_schema(
+        request={"multipart/form-data": CollectionFileSerializer}, responses={200: ImportResultSerializer}
+    )
+    def post(self, request, name: str):
+        from pools.services import passages_import, qrels_import, topics_import
+        from pools.services.importing import ImportRejectedError
+        from pools.trec import TrecFormatError
+
+        collection = Collection.objects.filter(name=name).first()
+        if collection is None:
+            raise Http404(f"no collection named {name!r}")
+        data = CollectionFileSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        upload = data.validated_data["file"]
+        importer = {"topics": topics_import, "passages": passages_import, "qrels": qrels_import}[self.kind]
+        suffix = Path(upload.name).suffix
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / f"upload{suffix}"
+            with open(path, "wb") as out:
+                for chunk in upload.chunks():
+                    out.write(chunk)
+            try:
+                result = importer(collection=collection, path=path)
+            except (TrecFormatError, ImportRejectedError, ValueError) as error:
+                message = str(error).replace(str(path), upload.name)
+                raise ValidationError({"file": [message]}) from None
+        return Response(ImportResultSerializer(result).data)
+
+
+class RoundSerializer(serializers.Serializer):
+    topic = serializers.CharField(source="campaign_topic.topic.topic_id")
+    number = serializers.IntegerField()
+    stage = serializers.IntegerField()
+    candidate_count = serializers.IntegerField()
+    is_open = serializers.BooleanField()
+    created_at = serializers.DateTimeField()
+    closed_at = serializers.DateTimeField(allow_null=True)
+
+
+class CampaignRoundListApi(ResearcherApi, generics.ListAPIView):
+    """The campaign's rounds, by topic and number: stage, pool size, open or closed."""
+
+    serializer_class = RoundSerializer
+
+    def get_queryset(self):
+        from judging.models import Round
+
+        if getattr(self, "swagger_fake_view", False):
+            return Round.objects.none()
+        return (
+            Round.objects.filter(campaign_topic__campaign=self.campaign())
+            .select_related("campaign_topic__topic")
+            .order_by("campaign_topic__topic__topic_id", "number")
+        )
+
+
+class HitSerializer(serializers.Serializer):
+    number = serializers.IntegerField()
+    status = serializers.CharField()
+    provider = serializers.CharField()
+    external_id = serializers.CharField()
+    reward_usd = serializers.DecimalField(max_digits=8, decimal_places=2, allow_null=True)
+    fee_usd = serializers.DecimalField(max_digits=8, decimal_places=2, allow_null=True)
+    published_at = serializers.DateTimeField(allow_null=True)
+    expires_at = serializers.DateTimeField(allow_null=True)
+    closed_at = serializers.DateTimeField(allow_null=True)
+
+
+class CampaignHitListApi(ResearcherApi, generics.ListAPIView):
+    """The campaign's HITs by number: status, provider and its id, money as published, times."""
+
+    serializer_class = HitSerializer
+
+    def get_queryset(self):
+        from judging.models import Hit
+
+        if getattr(self, "swagger_fake_view", False):
+            return Hit.objects.none()
+        return Hit.objects.filter(campaign=self.campaign()).order_by("number")

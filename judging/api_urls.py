@@ -6,6 +6,21 @@ from judging import api
 
 urlpatterns = [
     path("collections/", api.CollectionListApi.as_view(), name="api-collections"),
+    path(
+        "collections/<slug:name>/topics/",
+        api.CollectionFileImportApi.as_view(kind="topics"),
+        name="api-collection-topics",
+    ),
+    path(
+        "collections/<slug:name>/passages/",
+        api.CollectionFileImportApi.as_view(kind="passages"),
+        name="api-collection-passages",
+    ),
+    path(
+        "collections/<slug:name>/qrels/",
+        api.CollectionFileImportApi.as_view(kind="qrels"),
+        name="api-collection-qrels",
+    ),
     path("campaigns/", api.CampaignListApi.as_view(), name="api-campaigns"),
     path("campaigns/<slug:name>/", api.CampaignDetailApi.as_view(), name="api-campaign"),
     path(
@@ -35,5 +50,7 @@ urlpatterns = [
         api.WorkerExcludeApi.as_view(),
         name="api-campaign-worker-exclude",
     ),
+    path("campaigns/<slug:name>/rounds/", api.CampaignRoundListApi.as_view(), name="api-campaign-rounds"),
+    path("campaigns/<slug:name>/hits/", api.CampaignHitListApi.as_view(), name="api-campaign-hits"),
     path("plan/", api.PlanApi.as_view(), name="api-plan"),
 ]
