@@ -24,6 +24,7 @@ migrate: install
 demo-data: migrate
 	$(PY) manage.py demo_load
 	$(PY) manage.py demo_run
+	$(PY) manage.py runs_score demo-crowd
 	$(PY) manage.py scores_show demo-crowd
 
 demo: demo-data

@@ -72,10 +72,14 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
+    "rest_framework.authtoken",
+    "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "pools",
     "judging",
     "metrics",
+    "dashboard",
 ]
 
 MIDDLEWARE = [
@@ -156,20 +160,36 @@ WHITENOISE_USE_FINDERS = not IS_PRODUCTION
 WHITENOISE_AUTOREFRESH = not IS_PRODUCTION
 
 
+# The researchers' API: token (scripts) or session (the browser) authentication, never HTTP Basic; only
+# researchers and staff (judging.api.IsResearcher); every list paginated; errors as JSON naming the field.
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        # Token first: an anonymous request then gets 401 with "WWW-Authenticate: Token".
+        "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.BasicAuthentication",
     ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "toppref API",
-    "DESCRIPTION": "Top-k preference judging: pools, campaigns, judgments and measures.",
+    "DESCRIPTION": "Top-k preference judging: collections, campaigns, judgments, workers, runs, leaderboard, "
+    "exports and the planner. Authenticate with a token (`Authorization: Token <key>`, from "
+    "`manage.py api_token USERNAME`) or a session.",
     "VERSION": "0.1.0",
+    # Swagger UI's assets are served by us (drf-spectacular-sidecar): /api/docs/ works offline.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "CampaignStatusEnum": "judging.models.Campaign.Status",
+        "ExportStatusEnum": "judging.models.Export.Status",
+        "RunStatusEnum": "pools.models.Run.Status",
+    },
 }
 
 # Celery: a real worker with Redis when REDIS_URL is set, otherwise tasks run in-process (eager).
@@ -196,6 +216,8 @@ CELERY_BEAT_SCHEDULE = {
     "hit-expire-overdue": {"task": "judging.tasks.hit_expire_overdue_task", "schedule": 60.0},
     "campaign-advance-running": {"task": "judging.tasks.campaign_advance_running_task", "schedule": 300.0},
     "crowd-sync-running": {"task": "judging.tasks.crowd_sync_running_task", "schedule": 180.0},
+    # Finished campaigns get their runs scored by the metrics app's own sweep (judging never names it).
+    "campaign-scores-sweep": {"task": "metrics.tasks.campaign_scores_sweep_task", "schedule": 60.0},
 }
 # Without Redis there is no beat: the web process runs the same sweep on a request at most every this many
 # seconds (judging.middleware.SweepMiddleware); 0 turns it off. With Redis, beat does it (default 0).

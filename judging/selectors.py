@@ -316,3 +316,283 @@ def campaign_judging_status(*, campaign: Campaign) -> dict[str, object]:
             "tournament": TournamentJudgment.objects.filter(campaign_topic__campaign=campaign).count(),
         },
     }
+RESEARCHERS_GROUP = "researchers"
+
+
+def user_is_researcher(*, user) -> bool:
+    """Researchers' pages and API are for staff and members of the ``researchers`` group only."""
+    if not user.is_authenticated or not user.is_active:
+        return False
+    return user.is_staff or user.groups.filter(name=RESEARCHERS_GROUP).exists()
+
+
+def campaign_list_visible(*, user) -> QuerySet[Campaign]:
+    """The campaigns a researcher may see: their own; staff see all; anybody else none."""
+    campaigns = Campaign.objects.select_related("collection", "owner").order_by("-created_at", "name")
+    if not user_is_researcher(user=user):
+        return campaigns.none()
+    if user.is_staff:
+        return campaigns
+    return campaigns.filter(owner=user)
+
+
+def campaign_get_visible(*, user, name: str) -> Campaign:
+    """The campaign ``name`` if ``user`` may see it; ``Campaign.DoesNotExist`` otherwise, so that another
+    researcher's campaign is indistinguishable from a missing one (a 404, never a 403 that confirms it)."""
+    return campaign_list_visible(user=user).get(name=name)
+
+
+def campaign_progress_table(*, campaign: Campaign) -> dict[str, object]:
+    """Progress of every topic for the dashboard, in a fixed number of queries whatever the campaign's size:
+    per topic its state, round, pool size per round and pairs judged / open; plus overall totals."""
+    topics = list(
+        CampaignTopic.objects.filter(campaign=campaign)
+        .order_by("topic__topic_id")
+        .values("pk", "topic__topic_id", "state", "round_number")
+    )
+    rounds: dict[int, list[dict]] = defaultdict(list)
+    for row in (
+        Round.objects.filter(campaign_topic__campaign=campaign)
+        .order_by("campaign_topic_id", "number")
+        .values("campaign_topic_id", "number", "stage", "candidate_count", "closed_at")
+    ):
+        rounds[row["campaign_topic_id"]].append(row)
+    pair_counts: dict[int, dict[str, int]] = defaultdict(lambda: {"judged": 0, "open": 0})
+    pairs = Pair.objects.filter(round__campaign_topic__campaign=campaign)
+    for key, lookup in (("judged", {"winner__isnull": False}), ("open", {"winner__isnull": True})):
+        for topic_pk, n in (
+            pairs.filter(**lookup).values_list("round__campaign_topic_id").annotate(n=Count("pk")).order_by()
+        ):
+            pair_counts[topic_pk][key] = n
+    finished = (CampaignTopic.State.DONE, CampaignTopic.State.NOTHING_TO_JUDGE)
+    table = [
+        {
+            "topic": row["topic__topic_id"],
+            "state": row["state"],
+            "round": row["round_number"],
+            "stage": rounds[row["pk"]][-1]["stage"] if rounds[row["pk"]] else None,
+            "pool_sizes": [r["candidate_count"] for r in rounds[row["pk"]]],
+            "pairs_judged": pair_counts[row["pk"]]["judged"],
+            "pairs_open": pair_counts[row["pk"]]["open"],
+            "is_finished": row["state"] in finished,
+        }
+        for row in topics
+    ]
+    done = sum(1 for row in table if row["is_finished"])
+    return {
+        "topics": table,
+        "topics_total": len(table),
+        "topics_finished": done,
+        "fraction_finished": done / len(table) if table else 0.0,
+        "pairs_judged": sum(row["pairs_judged"] for row in table),
+        "pairs_open": sum(row["pairs_open"] for row in table),
+    }
+
+
+def _final_ranks(*, campaign: Campaign) -> dict[tuple[int, int], int]:
+    """``{(topic pk, item pk): rank}`` of every ranked candidate of a finished topic."""
+    return {
+        (topic_pk, item_pk): rank
+        for topic_pk, item_pk, rank in Candidate.objects.filter(
+            campaign_topic__campaign=campaign, rank__isnull=False
+        ).values_list("campaign_topic__topic_id", "item_id", "rank")
+    }
+
+
+def campaign_worker_table(*, campaign: Campaign) -> list[dict[str, object]]:
+    """One row per worker who took a HIT of the campaign (three queries whatever its size): HITs submitted,
+    challenge pass rate, agreement of their answers with the final ordering (over answered pairs whose two
+    items both got a distinct final rank), share of left choices, median seconds per answer, excluded.
+    The challenge questions are the quality check of the paper (Assessing top-k preferences, section 4.3)."""
+    import statistics
+
+    workers: dict[int, dict[str, object]] = {}
+    for worker_pk, provider, external_id, is_excluded, status in (
+        Assignment.objects.filter(campaign=campaign)
+        .order_by("worker_id", "pk")
+        .values_list("worker_id", "worker__provider", "worker__external_id", "worker__is_excluded", "status")
+    ):
+        row = workers.setdefault(
+            worker_pk,
+            {
+                "worker_id": worker_pk,
+                "worker": f"{provider}:{external_id}",
+                "is_excluded": is_excluded,
+                "hits_submitted": 0,
+                "hits_discarded": 0,
+                "_challenges": [0, 0],
+                "_agreement": [0, 0],
+                "_left": [0, 0],
+                "_ms": [],
+            },
+        )
+        if status in (Assignment.Status.ACCEPTED, Assignment.Status.DISCARDED):
+            row["hits_submitted"] += 1
+        if status == Assignment.Status.DISCARDED:
+            row["hits_discarded"] += 1
+    ranks = _final_ranks(campaign=campaign)
+    for worker_pk, is_challenge, expected, winner, side, ms, topic_pk, left, right in (
+        Judgment.objects.filter(assignment__campaign=campaign)
+        .order_by()
+        .values_list(
+            "assignment__worker_id",
+            "slot__is_challenge",
+            "slot__expected_winner_id",
+            "winner_id",
+            "winner_side",
+            "milliseconds",
+            "slot__topic_id",
+            "slot__left_id",
+            "slot__right_id",
+        )
+    ):
+        row = workers.get(worker_pk)
+        if row is None:
+            continue
+        if is_challenge:
+            row["_challenges"][0] += winner == expected
+            row["_challenges"][1] += 1
+        else:
+            loser = right if winner == left else left
+            winner_rank, loser_rank = ranks.get((topic_pk, winner)), ranks.get((topic_pk, loser))
+            if winner_rank is not None and loser_rank is not None and winner_rank != loser_rank:
+                row["_agreement"][0] += winner_rank < loser_rank
+                row["_agreement"][1] += 1
+        if side:
+            row["_left"][0] += side == "left"
+            row["_left"][1] += 1
+        if ms is not None:
+            row["_ms"].append(ms)
+
+    def ratio(pair: list[int]) -> float | None:
+        return pair[0] / pair[1] if pair[1] else None
+
+    table = []
+    for row in workers.values():
+        milliseconds = row.pop("_ms")
+        row["challenge_pass_rate"] = ratio(row.pop("_challenges"))
+        row["agreement"] = ratio(row.pop("_agreement"))
+        row["left_rate"] = ratio(row.pop("_left"))
+        row["median_seconds"] = statistics.median(milliseconds) / 1000 if milliseconds else None
+        table.append(row)
+    return table
+
+
+def campaign_ties_at_k(*, campaign: Campaign) -> list[dict[str, object]]:
+    """Finished topics whose top-k has a tie across rank k (more than k items ranked k or better): the
+    paper keeps them all (Assessing top-k preferences, section 4.3), a researcher may want to look."""
+    rows = (
+        Candidate.objects.filter(campaign_topic__campaign=campaign, rank__isnull=False, rank__lte=campaign.k)
+        .order_by("campaign_topic__topic__topic_id", "rank", "item__docid")
+        .values_list("campaign_topic__topic__topic_id", "item__docid", "rank")
+    )
+    by_topic: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    for topic_id, docid, rank in rows:
+        by_topic[topic_id].append((docid, rank))
+    return [
+        {
+            "topic": topic_id,
+            "items": [docid for docid, rank in items if rank == max(r for _, r in items)],
+            "rank": max(r for _, r in items),
+            "count": len(items),
+        }
+        for topic_id, items in sorted(by_topic.items())
+        if len(items) > campaign.k
+    ]
+
+
+def campaign_intransitive_triples(*, campaign: Campaign, limit: int = 100) -> list[dict[str, object]]:
+    """Preference cycles a > b > c > a among the judged stage-2 pairs of each topic (stage 2 judges all
+    pairs, so every triple is complete there); at most ``limit``, topics in id order."""
+    beats: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for topic_id, left, right, winner in (
+        Pair.objects.filter(round__campaign_topic__campaign=campaign, round__stage=2, winner__isnull=False)
+        .order_by()
+        .values_list("round__campaign_topic__topic__topic_id", "left__docid", "right__docid", "winner__docid")
+    ):
+        loser = right if winner == left else left
+        beats[topic_id][winner].add(loser)
+    triples = []
+    for topic_id in sorted(beats):
+        graph = beats[topic_id]
+        for a in sorted(graph):
+            for b in sorted(graph[a]):
+                for c in sorted(graph.get(b, ())):
+                    # each cycle once: start from its smallest item
+                    if a in graph.get(c, ()) and a < b and a < c:
+                        triples.append({"topic": topic_id, "items": [a, b, c]})
+                        if len(triples) >= limit:
+                            return triples
+    return triples
+
+
+def campaign_top_k_with_text(*, campaign: Campaign) -> list[dict[str, object]]:
+    """Each finished topic's top-k (ties at rank k included) with the passages' text, one query."""
+    by_topic: dict[str, dict[str, object]] = {}
+    for topic_id, question, docid, text, rank, wins in (
+        Candidate.objects.filter(
+            campaign_topic__campaign=campaign,
+            campaign_topic__state__in=(CampaignTopic.State.DONE, CampaignTopic.State.NOTHING_TO_JUDGE),
+            rank__isnull=False,
+            rank__lte=campaign.k,
+        )
+        .order_by("campaign_topic__topic__topic_id", "rank", "item__docid")
+        .values_list(
+            "campaign_topic__topic__topic_id",
+            "campaign_topic__topic__question",
+            "item__docid",
+            "item__text",
+            "rank",
+            "wins",
+        )
+    ):
+        entry = by_topic.setdefault(topic_id, {"topic": topic_id, "question": question, "items": []})
+        entry["items"].append({"docid": docid, "text": text, "rank": rank, "wins": wins})
+    return list(by_topic.values())
+
+
+def campaign_forecast(*, campaign: Campaign, progress_table: dict[str, object], trials: int = 5) -> dict:
+    """Money spent so far and the planner's forecast for the rest: ``judging.engine.plan_campaign`` over the
+    current pool size of every unfinished crowd topic (its open round's candidates), a few seeded trials,
+    cached until the campaign's progress changes. ``forecast_total_usd`` = spent + expected remaining."""
+    import random
+
+    from django.core.cache import cache
+
+    from judging.engine import CrowdParams, HitShape, Pricing
+    from judging.engine.planning import plan_campaign
+
+    pools = {
+        row["topic"]: row["pool_sizes"][-1]
+        for row in progress_table["topics"]
+        if not row["is_finished"] and row["pool_sizes"]
+    }
+    key = f"forecast:{campaign.pk}:{hash(tuple(sorted(pools.items())))}:{campaign.k}:{trials}"
+    remaining = cache.get(key)
+    if remaining is None:
+        remaining = {"hits": 0.0, "cost_usd": 0.0}
+        if pools and campaign.mode == Campaign.Mode.CROWD:
+            try:
+                plan = plan_campaign(
+                    pools,
+                    params=CrowdParams(
+                        k=campaign.k,
+                        F=campaign.final_stage_size,
+                        P=campaign.opponents,
+                        culling=campaign.culling,
+                        max_rounds=campaign.max_rounds,
+                    ),
+                    trials=trials,
+                    rng=random.Random(campaign.seed),
+                    hit_shape=HitShape(
+                        preferences=campaign.preferences_per_hit, challenges=campaign.challenges_per_hit
+                    ),
+                    pricing=Pricing(
+                        pay_per_hit=float(campaign.pay_per_hit_usd), fee=float(campaign.fee_per_hit_usd)
+                    ),
+                )
+                remaining = {"hits": plan["hits"], "cost_usd": plan["cost_usd"]}
+            except ValueError:
+                pass
+        cache.set(key, remaining, timeout=3600)
+    return remaining

@@ -7,6 +7,7 @@ from celery import shared_task
 from django.db import OperationalError
 
 from judging.models import Campaign
+from metrics.leaderboard import LEADERBOARD_MEASURES
 from pools.models import Collection
 
 
@@ -33,24 +34,59 @@ def run_scores_compute_task(
     return len(run_scores_compute(collection=collection, measures=measures, qrels_kind=qrels_kind))
 
 
-# The measures stored for a finished campaign: the paper's headline compatibility settings (p = 0.80 and 0.85,
-# the analogues of NDCG@3 and NDCG@5; 0.95 the default) beside the graded measures they are compared with.
-CAMPAIGN_MEASURES = ["compat@0.8", "compat@0.85", "compat@0.95", "ndcg@3", "ndcg@5", "ap", "rr"]
+# The measures stored for a finished campaign: the leaderboard's (compatibility at the four p presets of the
+# paper's Table 1 beside NDCG@3/5/10, AP and RR).
+CAMPAIGN_MEASURES = LEADERBOARD_MEASURES
 
 
-@shared_task(
-    name="metrics.campaign_scores_compute",
-    acks_late=True,
-    autoretry_for=(OperationalError,),
-    retry_backoff=True,
-    max_retries=5,
-)
-def campaign_scores_compute_task(campaign_id: int) -> int:
-    """Score the collection's runs against a finished campaign's combined preference qrels. The judging app
-    enqueues it by name when a campaign is done (it may not import metrics); idempotent like the service."""
-    from metrics.services import run_scores_compute
+@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
+def campaign_scores_sweep_task() -> int:
+    """Periodic (celery beat): score the runs of every finished campaign whose leaderboard is missing or
+    older than the campaign's end. The metrics app owns this sweep, so the judging app never names a metrics
+    task (docs/decisions.md, "Scoring a finished campaign"). Idempotent; returns how many campaigns it scored."""
+    from metrics.leaderboard import campaign_runs_score
+    from metrics.selectors import campaign_list_unscored
+
+    campaigns = list(campaign_list_unscored())
+    for campaign in campaigns:
+        campaign_runs_score(campaign=campaign)
+    return len(campaigns)
+
+
+@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
+def run_validate_task(run_id: int) -> str:
+    """Validate an uploaded run; once ready, score it for the collection's finished campaigns."""
+    from metrics.leaderboard import campaign_runs_score
+    from metrics.uploads import run_validate
+    from pools.models import Run
+
+    run = Run.objects.select_related("collection").filter(pk=run_id).first()
+    if run is None:
+        return "missing"
+    run = run_validate(run=run)
+    if run.status == Run.Status.READY:
+        for campaign in Campaign.objects.filter(collection=run.collection, status=Campaign.Status.DONE):
+            campaign_runs_score(campaign=campaign, runs=[run])
+    return run.status
+
+
+@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
+def campaign_runs_score_task(campaign_id: int) -> int:
+    """Score the collection's ready runs for the campaign's leaderboard (idempotent)."""
+    from metrics.leaderboard import campaign_runs_score
 
     campaign = Campaign.objects.select_related("collection").filter(pk=campaign_id).first()
-    if campaign is None or not campaign.collection.runs.exists():
+    if campaign is None:
         return 0
-    return len(run_scores_compute(campaign=campaign, measures=CAMPAIGN_MEASURES))
+    return campaign_runs_score(campaign=campaign)
+
+
+@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
+def export_leaderboard_build_task(export_id: int) -> None:
+    """Build a requested leaderboard export (CSV) into its private file; a ready one is left alone."""
+    from judging.models import Export
+    from metrics.leaderboard import leaderboard_export_build
+
+    export = Export.objects.select_related("campaign").filter(pk=export_id).first()
+    if export is not None:
+        leaderboard_export_build(export=export)

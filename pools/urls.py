@@ -4,6 +4,5 @@ from pools import views
 
 app_name = "pools"
 urlpatterns = [
-    path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
 ]

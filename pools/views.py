@@ -1,12 +1,5 @@
 from django.db import connection
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import render
-
-from pools import selectors
-
-
-def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "pools/home.html", {"collections": selectors.collection_list_with_counts()})
+from django.http import HttpRequest, JsonResponse
 
 
 def healthz(request: HttpRequest) -> JsonResponse:

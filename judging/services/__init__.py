@@ -11,6 +11,9 @@
 - tournaments: ``tournament_next_pair``, ``tournament_judgment_submit``
 - workers: ``worker_for_user``, ``assignment_start_external``, ``hit_assign_next_external``,
   ``assignment_finish_external`` (judges in the browser)
+- pausing: ``campaign_pause``, ``campaign_resume``, ``campaign_publish_more``
+- exports: ``export_request``, ``export_build`` (files with their checksum; import from
+  ``judging.services.exports``)
 - simulation (import from ``judging.services.simulation``): ``campaign_simulate``, ``tournament_simulate``,
   simulated workers and assessors driving these services with an engine oracle
 """
@@ -44,6 +47,7 @@ from judging.services.judgments import (
     worker_exclude,
     worker_get_or_create,
 )
+from judging.services.pausing import campaign_pause, campaign_publish_more, campaign_resume
 from judging.services.rounds import round_close_if_complete, round_generate, topic_finish
 from judging.services.tournaments import TournamentQuestion, tournament_judgment_submit, tournament_next_pair
 from judging.services.workers import (
@@ -80,6 +84,9 @@ __all__ = [
     "campaign_advance",
     "campaign_create",
     "campaign_delete",
+    "campaign_pause",
+    "campaign_publish_more",
+    "campaign_resume",
     "campaign_start",
     "hit_assign_next",
     "hit_assign_next_external",

@@ -53,6 +53,7 @@ def campaign_create(
     hit_lifetime: timedelta = DEFAULT_HIT_LIFETIME,
     description: str = "",
     provider: str = Campaign.Provider.LOCAL,
+    owner=None,
 ) -> Campaign:
     """Create a draft campaign; raises ``CampaignConfigError`` naming the broken rule (F > P > k >= 1,
     at least one preference per HIT, prices finite and not negative, a budget that pays for at least one
@@ -84,6 +85,7 @@ def campaign_create(
         budget_usd=None if budget_usd is None else Decimal(budget_usd),
         hit_lifetime=hit_lifetime,
         provider=provider,
+        owner=owner,
     )
     try:
         campaign.full_clean()

@@ -113,7 +113,8 @@ def hit_assign_next(*, campaign: Campaign, worker: Worker) -> Assignment | None:
     current = _assignment_in_progress(worker=worker, campaign=campaign, now=now)
     if current is not None:
         return current
-    if campaign.status != Campaign.Status.RUNNING:
+    if not Campaign.objects.filter(pk=campaign.pk, status=Campaign.Status.RUNNING).exists():
+        # A paused (or finished) campaign hands out no new HIT; the one a worker holds stays theirs.
         return None
     live = Assignment.objects.filter(hit=OuterRef("pk"), status__in=LIVE_ASSIGNMENT_STATES)
     # A worker never gets a pair they already judged (e.g. a pair requeued from a HIT of theirs that expired).

@@ -24,10 +24,6 @@ from judging.models import Campaign, CampaignTopic, Candidate, Pair, Round
 
 FINISHED_STATES = (CampaignTopic.State.DONE, CampaignTopic.State.NOTHING_TO_JUDGE)
 
-# Scoring belongs to the metrics app, which sits above judging: judging names its task instead of importing it.
-CAMPAIGN_DONE_TASK = "metrics.campaign_scores_compute"
-
-
 def campaign_params(campaign: Campaign) -> CrowdParams:
     """The engine's parameters for a campaign."""
     return CrowdParams(
@@ -128,15 +124,8 @@ def topic_close(*, campaign_topic: CampaignTopic, ranked: Sequence[RankedItem]) 
     )
     campaign = Campaign.objects.select_for_update().get(pk=campaign_topic.campaign_id)
     unfinished = CampaignTopic.objects.filter(campaign=campaign).exclude(state__in=FINISHED_STATES)
-    if campaign.status == Campaign.Status.RUNNING and not unfinished.exists():
+    # A finished campaign's runs are scored by the metrics app's own sweep (metrics sits above judging).
+    if campaign.status in (Campaign.Status.RUNNING, Campaign.Status.PAUSED) and not unfinished.exists():
         campaign.status = Campaign.Status.DONE
         campaign.finished_at = timezone.now()
         campaign.save(update_fields=["status", "finished_at"])
-        campaign_id = campaign.pk
-        transaction.on_commit(lambda: campaign_done_notify(campaign_id=campaign_id))
-
-
-def campaign_done_notify(*, campaign_id: int) -> None:
-    """Ask for the finished campaign's runs to be scored, if the metrics app's task is installed."""
-    if CAMPAIGN_DONE_TASK in current_app.tasks:
-        current_app.tasks[CAMPAIGN_DONE_TASK].delay(campaign_id)

@@ -1,5 +1,5 @@
-"""A finished campaign has its runs scored against its preference qrels (issue 4, item 8), through the task
-the judging app enqueues by name after commit."""
+"""A finished campaign has its runs scored against its preference qrels (issue 4, item 8), by the metrics
+app's periodic sweep (the judging app never names a metrics task)."""
 
 from pathlib import Path
 
@@ -13,7 +13,7 @@ from judging.services.simulation import campaign_simulate
 from metrics.core.evaluate import evaluate_run, parse_measure
 from metrics.core.readers import Qrels, read_run
 from metrics.models import RunScore
-from metrics.tasks import CAMPAIGN_MEASURES
+from metrics.tasks import CAMPAIGN_MEASURES, campaign_scores_sweep_task
 from pools.services import demo_load
 from pools.trec import read_qrels
 
@@ -30,6 +30,10 @@ def test_finishing_a_crowd_campaign_scores_every_run_against_its_preferences(set
     campaign_simulate(campaign=campaign, oracle=PerfectOracle(read_qrels(DEMO_DIR / "qrels.preference.txt")))
     campaign.refresh_from_db()
     assert campaign.status == Campaign.Status.DONE
+    assert not RunScore.objects.filter(campaign=campaign).exists()
+    # when the sweep runs (celery beat), twice: the second finds nothing left to score
+    assert campaign_scores_sweep_task() == 1
+    assert campaign_scores_sweep_task() == 0
     # then every run has every campaign measure stored against the combined preference qrels
     scores = RunScore.objects.filter(campaign=campaign, qrels_kind="combined")
     assert sorted(scores.values_list("run__name", "measure")) == sorted(

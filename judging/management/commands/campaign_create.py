@@ -1,6 +1,7 @@
 import argparse
 from decimal import Decimal, InvalidOperation
 
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from judging.crowd import fee_usd as crowd_fee_usd
@@ -71,11 +72,17 @@ class Command(BaseCommand):
             help=f"USD per HIT to the platform (default: the provider's fee on --pay; local {pricing.fee})",
         )
         parser.add_argument("--budget", type=usd, default=None, help="USD; must pay for at least one HIT")
+        parser.add_argument("--owner", help="username of the researcher who owns the campaign")
 
     def handle(self, *args, **options):
         collection = Collection.objects.filter(name=options["collection"]).first()
         if collection is None:
             raise CommandError(f"no collection named {options['collection']!r}")
+        owner = None
+        if options["owner"] is not None:
+            owner = get_user_model().objects.filter(username=options["owner"]).first()
+            if owner is None:
+                raise CommandError(f"--owner: no user named {options['owner']!r}", returncode=2)
         if Campaign.objects.filter(name=options["name"]).exists():
             raise CommandError(f"a campaign named {options['name']!r} exists already")
         fee = options["fee"]
@@ -102,6 +109,7 @@ class Command(BaseCommand):
                 fee_per_hit_usd=fee,
                 budget_usd=options["budget"],
                 provider=options["provider"],
+                owner=owner,
             )
         except CampaignConfigError as error:
             raise CommandError(str(error), returncode=2) from None

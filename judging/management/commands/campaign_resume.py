@@ -1,0 +1,21 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from judging.models import Campaign
+from judging.services import CampaignStateError, campaign_resume
+
+
+class Command(BaseCommand):
+    help = "Resume a paused campaign: HITs are handed out and published again."
+
+    def add_arguments(self, parser):
+        parser.add_argument("name", help="campaign name")
+
+    def handle(self, *args, name, **options):
+        campaign = Campaign.objects.filter(name=name).first()
+        if campaign is None:
+            raise CommandError(f"no campaign named {name!r}", returncode=2)
+        try:
+            campaign = campaign_resume(campaign=campaign)
+        except CampaignStateError as error:
+            raise CommandError(str(error), returncode=2) from None
+        self.stdout.write(f"campaign {campaign.name}: {campaign.status}")

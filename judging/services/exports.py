@@ -1,0 +1,257 @@
+"""Exports of a campaign, built by a background task into private files with their SHA-256: preference
+qrels (``topic Q0 docid value``, the three forms of ``campaign_export``), the judgment log as CSV, its release
+form (no worker identifier, dates only) and the workers table. Every builder orders its rows completely and
+writes no build time, so re-making the export of a finished campaign gives the same bytes (docs/decisions.md,
+"Exports are deterministic")."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+from collections.abc import Callable, Iterator
+
+from django.core.files.base import ContentFile
+from django.db import transaction
+from django.utils import timezone
+
+from judging.models import Campaign, Export, Judgment, TournamentJudgment
+from judging.selectors import PREFERENCE_KINDS, campaign_preferences, campaign_worker_table
+from judging.services.errors import JudgingError
+
+# Kinds this app builds; ``leaderboard`` is the metrics app's (it owns the scores).
+JUDGING_EXPORT_KINDS = (*PREFERENCE_KINDS, "judgments", "judgments_release", "workers")
+EXTENSIONS = {"judgments": "csv", "judgments_release": "csv", "workers": "csv", "leaderboard": "csv"}
+
+JUDGMENT_LOG_COLUMNS = [
+    "topic",
+    "left",
+    "right",
+    "winner",
+    "winner_side",
+    "round",
+    "stage",
+    "hit",
+    "worker",
+    "is_challenge",
+    "is_counted",
+    "milliseconds",
+    "shown_at",
+    "judged_at",
+]
+RELEASE_COLUMNS = [c for c in JUDGMENT_LOG_COLUMNS if c not in ("worker", "shown_at", "judged_at")] + [
+    "judged_on"
+]
+WORKER_COLUMNS = [
+    "worker",
+    "hits_submitted",
+    "hits_discarded",
+    "challenge_pass_rate",
+    "agreement",
+    "left_rate",
+    "median_seconds",
+    "is_excluded",
+]
+
+Progress = Callable[[float], None]
+
+
+class ExportKindError(JudgingError, ValueError):
+    """An export kind that does not exist or that this app does not build."""
+
+
+@transaction.atomic
+def export_request(*, campaign: Campaign, kind: str, requested_by=None, enqueue: bool = True) -> Export:
+    """Record a pending export and queue its build after commit. Refuses an unknown kind (naming the
+    known ones). ``enqueue=False`` lets the metrics app queue its own builder (the leaderboard)."""
+    from judging.tasks import export_build_task
+
+    if kind not in Export.Kind.values:
+        raise ExportKindError(f"kind: {kind!r} is not one of {', '.join(Export.Kind.values)}")
+    export = Export.objects.create(campaign=campaign, kind=kind, requested_by=requested_by)
+    if enqueue:
+        export_id = export.pk
+        transaction.on_commit(lambda: export_build_task.delay(export_id))
+    return export
+
+
+def export_build(*, export: Export) -> Export:
+    """Build the export's file and store it with its checksum; a ready export is left as it is (the task
+    may run twice). A failure is recorded on the export (status ``failed``, ``error``), not raised."""
+    export.refresh_from_db()
+    if export.status == Export.Status.READY:
+        return export
+    if export.kind not in JUDGING_EXPORT_KINDS:
+        raise ExportKindError(f"kind: {export.kind!r} is built by the metrics app")
+    _export_mark(export=export, status=Export.Status.RUNNING, progress=0.0)
+
+    def progress(fraction: float) -> None:
+        Export.objects.filter(pk=export.pk).update(progress=round(fraction, 3))
+
+    try:
+        content = export_content(campaign=export.campaign, kind=export.kind, progress=progress)
+    except Exception as error:  # recorded for the researcher; the task does not retry a bad export
+        Export.objects.filter(pk=export.pk).update(
+            status=Export.Status.FAILED, error=str(error)[:2000], finished_at=timezone.now()
+        )
+        export.refresh_from_db()
+        return export
+    return export_store(export=export, content=content)
+
+
+def export_store(*, export: Export, content: bytes) -> Export:
+    """Save ``content`` as the export's private file, with its SHA-256 and size, and mark it ready."""
+    extension = EXTENSIONS.get(export.kind, "txt")
+    name = f"{export.campaign.name}-{export.kind}-{export.pk}.{extension}"
+    with transaction.atomic():
+        export = Export.objects.select_for_update().get(pk=export.pk)
+        if export.file:
+            export.file.storage.delete(export.file.name)
+        export.file.save(f"{export.campaign.name}/{name}", ContentFile(content), save=False)
+        export.sha256 = hashlib.sha256(content).hexdigest()
+        export.size_bytes = len(content)
+        export.status = Export.Status.READY
+        export.progress = 1.0
+        export.error = ""
+        export.finished_at = timezone.now()
+        export.save()
+    return export
+
+
+def _export_mark(*, export: Export, status: str, progress: float) -> None:
+    Export.objects.filter(pk=export.pk).update(status=status, progress=progress)
+
+
+def export_content(*, campaign: Campaign, kind: str, progress: Progress | None = None) -> bytes:
+    """The bytes of one export kind of a campaign (deterministic for a finished campaign)."""
+    progress = progress or (lambda fraction: None)
+    if kind in PREFERENCE_KINDS:
+        preferences = campaign_preferences(campaign=campaign, kind=kind)
+        # The same lines as ``manage.py campaign_export`` writes, readable by ``toppref compat``/``evaluate``.
+        text = "".join(
+            f"{topic_id} Q0 {docid} {value:g}\n"
+            for topic_id, values in preferences.items()
+            for docid, value in sorted(values.items())
+        )
+        return text.encode("utf-8")
+    if kind == "workers":
+        rows = sorted(campaign_worker_table(campaign=campaign), key=lambda row: row["worker"])
+        return _csv(WORKER_COLUMNS, ([_cell(row[c]) for c in WORKER_COLUMNS] for row in rows))
+    if kind in ("judgments", "judgments_release"):
+        release = kind == "judgments_release"
+        columns = RELEASE_COLUMNS if release else JUDGMENT_LOG_COLUMNS
+        return _csv(columns, (_log_row(row, release=release) for row in _judgment_log(campaign, progress)))
+    raise ExportKindError(f"kind: {kind!r} is not one of {', '.join(JUDGING_EXPORT_KINDS)}")
+
+
+def _csv(header: list[str], rows) -> bytes:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return out.getvalue().encode("utf-8")
+
+
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)
+
+
+def _log_row(row: dict, *, release: bool) -> list[str]:
+    if release:
+        values = [row[c] for c in RELEASE_COLUMNS[:-1]]
+        judged = row["judged_at"]
+        values.append(judged.date().isoformat() if judged else "")
+    else:
+        values = [row[c] for c in JUDGMENT_LOG_COLUMNS]
+        for i in (-2, -1):
+            values[i] = values[i].isoformat() if values[i] else ""
+    return [_cell(v) for v in values]
+
+
+def _judgment_log(campaign: Campaign, progress: Progress) -> Iterator[dict]:
+    """Every answer of the campaign in a total order (judgment id), workers pseudonymised as ``w1``, ``w2``...
+    in the order of their first answer, so the log is the same however often it is made."""
+    pseudonyms: dict[int, str] = {}
+
+    def pseudonym(key: int) -> str:
+        return pseudonyms.setdefault(key, f"w{len(pseudonyms) + 1}")
+
+    if campaign.mode == Campaign.Mode.TOURNAMENT:
+        rows = TournamentJudgment.objects.filter(campaign_topic__campaign=campaign).order_by("pk")
+        total = rows.count() or 1
+        for i, (topic, left, right, winner, side, ms, assessor, created) in enumerate(
+            rows.values_list(
+                "campaign_topic__topic__topic_id",
+                "left__docid",
+                "right__docid",
+                "winner__docid",
+                "winner_side",
+                "milliseconds",
+                "assessor_id",
+                "created_at",
+            ).iterator(chunk_size=5000)
+        ):
+            if i % 5000 == 0:
+                progress(i / total)
+            yield {
+                "topic": topic,
+                "left": left,
+                "right": right,
+                "winner": winner,
+                "winner_side": side,
+                "round": None,
+                "stage": None,
+                "hit": None,
+                "worker": pseudonym(assessor),
+                "is_challenge": False,
+                "is_counted": True,
+                "milliseconds": ms,
+                "shown_at": None,
+                "judged_at": created,
+            }
+        return
+    rows = Judgment.objects.filter(assignment__campaign=campaign).order_by("pk")
+    total = rows.count() or 1
+    for i, row in enumerate(
+        rows.values(
+            "slot__topic__topic_id",
+            "slot__left__docid",
+            "slot__right__docid",
+            "winner__docid",
+            "winner_side",
+            "slot__pair__round__number",
+            "slot__pair__round__stage",
+            "assignment__hit__number",
+            "assignment__worker_id",
+            "slot__is_challenge",
+            "assignment__status",
+            "milliseconds",
+            "shown_at",
+            "created_at",
+        ).iterator(chunk_size=5000)
+    ):
+        if i % 5000 == 0:
+            progress(i / total)
+        yield {
+            "topic": row["slot__topic__topic_id"],
+            "left": row["slot__left__docid"],
+            "right": row["slot__right__docid"],
+            "winner": row["winner__docid"],
+            "winner_side": row["winner_side"],
+            "round": row["slot__pair__round__number"],
+            "stage": row["slot__pair__round__stage"],
+            "hit": row["assignment__hit__number"],
+            "worker": pseudonym(row["assignment__worker_id"]),
+            "is_challenge": row["slot__is_challenge"],
+            # Only accepted HITs count (paper, section 4.3: a failed challenge voids the HIT's answers).
+            "is_counted": row["assignment__status"] == "accepted" and not row["slot__is_challenge"],
+            "milliseconds": row["milliseconds"],
+            "shown_at": row["shown_at"],
+            "judged_at": row["created_at"],
+        }

@@ -1,0 +1,59 @@
+"""Pausing and resuming a running campaign: while paused no HIT is built, published or handed out; HITs a
+worker already holds can still be submitted, so no answer is lost."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from judging.models import Campaign
+from judging.services.errors import CampaignStateError
+
+
+@transaction.atomic
+def campaign_pause(*, campaign: Campaign) -> Campaign:
+    """Stop handing out and publishing HITs (``hit_build`` and ``hit_assign_next`` only serve running
+    campaigns). Pausing a paused campaign changes nothing; a draft or finished one is refused."""
+    campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    if campaign.status == Campaign.Status.PAUSED:
+        return campaign
+    if campaign.status != Campaign.Status.RUNNING:
+        raise CampaignStateError(
+            f"campaign {campaign.name!r} is {campaign.status}: only a running one pauses"
+        )
+    campaign.status = Campaign.Status.PAUSED
+    campaign.save(update_fields=["status"])
+    return campaign
+
+
+@transaction.atomic
+def campaign_resume(*, campaign: Campaign) -> Campaign:
+    """Run a paused campaign again and catch up with what waited (HITs for the queued pairs, rounds that
+    completed meanwhile) through the recovery sweep, after commit. Resuming a running campaign changes
+    nothing; a draft or finished one is refused."""
+    from judging.tasks import campaign_advance_task
+
+    campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    if campaign.status == Campaign.Status.RUNNING:
+        return campaign
+    if campaign.status != Campaign.Status.PAUSED:
+        raise CampaignStateError(
+            f"campaign {campaign.name!r} is {campaign.status}: only a paused one resumes"
+        )
+    campaign.status = Campaign.Status.RUNNING
+    campaign.save(update_fields=["status"])
+    campaign_id = campaign.pk
+    transaction.on_commit(lambda: campaign_advance_task.delay(campaign_id))
+    return campaign
+
+
+@transaction.atomic
+def campaign_publish_more(*, campaign: Campaign) -> None:
+    """Build HITs for whatever pairs are queued (within the budget), after commit."""
+    from judging.tasks import hit_build_task
+
+    if campaign.status != Campaign.Status.RUNNING:
+        raise CampaignStateError(
+            f"campaign {campaign.name!r} is {campaign.status}: only a running one publishes"
+        )
+    campaign_id = campaign.pk
+    transaction.on_commit(lambda: hit_build_task.delay(campaign_id))

@@ -1,0 +1,191 @@
+"""The researchers' dashboard: access by role and owner, a fixed number of queries per page, actions
+through the services, plots and the CSV download."""
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from judging.models import Campaign, Export
+from pools.models import Run
+
+pytestmark = pytest.mark.django_db
+
+PAGES = [
+    "/dashboard/campaigns/{name}/",
+    "/dashboard/campaigns/{name}/workers/",
+    "/dashboard/campaigns/{name}/leaderboard/",
+    "/dashboard/campaigns/{name}/progress.json",
+    "/dashboard/campaigns/{name}/leaderboard.csv",
+    "/dashboard/campaigns/{name}/plots/scatter.png",
+    "/dashboard/campaigns/{name}/plots/intervals.png",
+]
+
+
+def test_anonymous_assessor_and_crowd_user_are_sent_to_login(client, assessor, crowd_user, finished_campaign):
+    for user in (None, assessor, crowd_user):
+        client.logout()
+        if user is not None:
+            client.force_login(user)
+        for url in ["/dashboard/", *[p.format(name="demo-done") for p in PAGES]]:
+            response = client.get(url)
+            assert response.status_code == 302 and "login" in response["Location"], url
+
+
+def test_another_researcher_gets_404_and_changes_nothing(client, other_researcher, finished_campaign):
+    client.force_login(other_researcher)
+    for url in PAGES:
+        assert client.get(url.format(name="demo-done")).status_code == 404
+    assert client.post("/dashboard/campaigns/demo-done/action/", {"action": "pause"}).status_code == 404
+    assert client.post("/dashboard/campaigns/demo-done/exports/", {"kind": "combined"}).status_code == 404
+    assert not Export.objects.exists()
+    assert "demo-done" not in client.get("/dashboard/").content.decode()
+
+
+def test_owner_sees_every_page(client, researcher, finished_campaign):
+    client.force_login(researcher)
+    for url in PAGES:
+        response = client.get(url.format(name="demo-done"))
+        assert response.status_code == 200, url
+    page = client.get("/dashboard/campaigns/demo-done/").content.decode()
+    assert "Top-k of finished topics" in page and "<script>" not in page
+    assert client.get("/dashboard/campaigns/demo-done/plots/scatter.png")["Content-Type"] == "image/png"
+    assert client.get("/dashboard/campaigns/demo-done/plots/intervals.png").content.startswith(b"\x89PNG")
+    csv_lines = client.get("/dashboard/campaigns/demo-done/leaderboard.csv").content.decode().splitlines()
+    assert csv_lines[0].startswith("run,measure,qrels,mean,ci_low,ci_high,rank")
+    assert len(csv_lines) == 1 + Run.objects.count() * 9 * 2
+
+
+def test_passages_are_escaped(client, researcher, finished_campaign):
+    from pools.models import Item
+
+    candidate = finished_campaign.campaign_topics.filter(state="done").first().candidates.get(rank=1)
+    Item.objects.filter(pk=candidate.item_id).update(text="<script>alert(1)</script>")
+    client.force_login(researcher)
+    page = client.get("/dashboard/campaigns/demo-done/").content.decode()
+    assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+@pytest.mark.parametrize("url", PAGES[:4] + ["/dashboard/", "/"])
+def test_query_count_does_not_grow_with_the_campaign(
+    client, researcher, finished_campaign, url, django_assert_max_num_queries
+):
+    client.force_login(researcher)
+    client.get(url.format(name="demo-done"))  # warm the caches of the leaderboard and the forecast
+    with django_assert_max_num_queries(25):
+        assert client.get(url.format(name="demo-done")).status_code == 200
+
+
+@pytest.mark.parametrize("url", PAGES[:4])
+def test_a_one_topic_campaign_takes_as_many_queries_as_the_whole_demo(
+    client, researcher, finished_campaign, url, django_capture_on_commit_callbacks
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from judging.services import campaign_create, campaign_start
+
+    with django_capture_on_commit_callbacks(execute=True):
+        small = campaign_create(collection=finished_campaign.collection, name="one-topic", owner=researcher)
+        topic = finished_campaign.campaign_topics.filter(state="done").first().topic.topic_id
+        campaign_start(campaign=small, topic_ids=[topic])
+    client.force_login(researcher)
+    counts = []
+    for name in ("one-topic", "demo-done"):
+        client.get(url.format(name=name))
+        with CaptureQueriesContext(connection) as queries:
+            client.get(url.format(name=name))
+        counts.append(len(queries))
+    assert counts[0] == counts[1]
+
+
+def test_workers_table_sorts(client, researcher, finished_campaign):
+    client.force_login(researcher)
+    ascending = client.get("/dashboard/campaigns/demo-done/workers/?sort=median_seconds").context["rows"]
+    descending = client.get("/dashboard/campaigns/demo-done/workers/?sort=median_seconds&dir=desc").context[
+        "rows"
+    ]
+    values = [r["median_seconds"] for r in ascending if r["median_seconds"] is not None]
+    assert values == sorted(values)
+    assert [r["worker"] for r in descending if r["median_seconds"] is not None] != [] or values == []
+
+
+def test_create_start_pause_resume_from_the_dashboard(
+    client, researcher, demo_collection, django_capture_on_commit_callbacks
+):
+    client.force_login(researcher)
+    response = client.post(
+        "/dashboard/campaigns/new/",
+        {
+            "name": "from-page",
+            "collection": "demo",
+            "mode": "crowd",
+            "k": 5,
+            "final_stage_size": 9,
+            "opponents": 7,
+            "seed": 1,
+        },
+    )
+    assert response.status_code == 302
+    campaign = Campaign.objects.get(name="from-page")
+    assert campaign.owner == researcher and campaign.status == "draft"
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/dashboard/campaigns/from-page/action/", {"action": "start"})
+    campaign.refresh_from_db()
+    assert campaign.status == "running"
+    client.post("/dashboard/campaigns/from-page/action/", {"action": "pause"})
+    campaign.refresh_from_db()
+    assert campaign.status == "paused"
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/dashboard/campaigns/from-page/action/", {"action": "resume"})
+    campaign.refresh_from_db()
+    assert campaign.status == "running"
+    # a GET never changes anything
+    assert client.get("/dashboard/campaigns/from-page/action/?action=pause").status_code == 405
+
+
+def test_duplicate_campaign_name_is_refused_on_the_form(client, researcher, finished_campaign):
+    client.force_login(researcher)
+    response = client.post(
+        "/dashboard/campaigns/new/",
+        {
+            "name": "demo-done",
+            "collection": "demo",
+            "mode": "crowd",
+            "k": 5,
+            "final_stage_size": 9,
+            "opponents": 7,
+            "seed": 1,
+        },
+    )
+    assert response.status_code == 200 and "exists already" in response.content.decode()
+    assert Campaign.objects.filter(name="demo-done").count() == 1
+
+
+def test_upload_run_and_export_from_the_dashboard(
+    client, researcher, finished_campaign, django_capture_on_commit_callbacks
+):
+    client.force_login(researcher)
+    content = Run.objects.first().file.open("rb").read()
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(
+            "/dashboard/campaigns/demo-done/runs/",
+            {"name": "uploaded", "file": SimpleUploadedFile("uploaded.txt", content)},
+        )
+    assert Run.objects.get(name="uploaded").status == "ready"
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/dashboard/campaigns/demo-done/exports/", {"kind": "top_k"})
+    export = Export.objects.get()
+    assert export.status == "ready"
+    download = client.get(f"/dashboard/exports/{export.pk}/download/")
+    assert download.status_code == 200 and b"".join(download.streaming_content).count(b" Q0 ") > 0
+
+
+def test_home_page_lists_collections_and_the_researchers_campaigns(client, researcher, finished_campaign):
+    anonymous = client.get("/").content.decode()
+    assert "demo" in anonymous and "demo-done" not in anonymous
+    client.force_login(researcher)
+    assert "demo-done" in client.get("/").content.decode()
+
+
+def test_media_is_not_served(client, finished_campaign):
+    run = Run.objects.first()
+    assert client.get(f"/media/{run.file.name}").status_code == 404
