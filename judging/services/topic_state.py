@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from celery import current_app
-from django.db import transaction
 from django.utils import timezone
 
 from judging.engine import (
