@@ -247,11 +247,7 @@ if IS_PRODUCTION:
 
 # --- Judging pages: accounts, login rate limiting, security headers, external HIT pages -------------------
 # (kept in one block; see docs/decisions.md "Judging pages")
-INSTALLED_APPS += ["axes", "drf_spectacular_sidecar"]
-# The API docs load Swagger UI from our own static files (no CDN), as the CSP below allows no other origin.
-SPECTACULAR_SETTINGS.update(
-    {"SWAGGER_UI_DIST": "SIDECAR", "SWAGGER_UI_FAVICON_HREF": "SIDECAR", "REDOC_DIST": "SIDECAR"}
-)
+INSTALLED_APPS += ["axes"]
 # django-axes must be the last middleware (it turns a locked-out login into the lockout page); the CSP
 # middleware sits before clickjacking so that views marked framable can drop X-Frame-Options for CSP.
 MIDDLEWARE.insert(
