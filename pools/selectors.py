@@ -4,6 +4,7 @@ from django.db.models import Count, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from pools.models import Collection, GradedJudgment, Item, Run, Topic
+from pools.thinning import DEFAULT_ANSWER_GRADE, thin_qrels
 
 
 def rows_per_collection(rows: QuerySet, *, collection_field: str = "collection") -> Coalesce:
@@ -42,3 +43,11 @@ def collection_qrels(*, collection: Collection) -> dict[str, dict[str, float]]:
     for topic_id, docid, grade in rows.iterator(chunk_size=10_000):
         qrels.setdefault(topic_id, {})[docid] = grade
     return qrels
+
+
+def collection_candidate_pools(
+    *, collection: Collection, k: int, scheme: str = "graded", answer_grade: float = DEFAULT_ANSWER_GRADE
+) -> dict[str, dict[str, float]]:
+    """The candidate pool of every topic of the collection with a positive grade (see
+    :func:`pools.thinning.thin_pool`): ``{topic_id: {docid: grade}}``; the planner's pool sizes."""
+    return thin_qrels(collection_qrels(collection=collection), k, scheme=scheme, answer_grade=answer_grade)
