@@ -139,12 +139,13 @@ def hit_assign_next(*, campaign: Campaign, worker: Worker) -> Assignment | None:
 def _assignment_in_progress(*, worker: Worker, campaign: Campaign, now: datetime) -> Assignment | None:
     """The worker's assignment in progress in the campaign, expiring it first if its deadline has passed
     (then None). The caller is atomic and holds the worker's lock."""
-    current = (
-        Assignment.objects.filter(campaign=campaign, worker=worker, status=Assignment.Status.IN_PROGRESS)
-        .select_related("campaign")
-        .first()
-    )
-    if current is not None and assignment_is_overdue(assignment=current, now=now):
+    current = Assignment.objects.filter(
+        campaign=campaign, worker=worker, status=Assignment.Status.IN_PROGRESS
+    ).first()
+    if current is None:
+        return None
+    current.campaign = campaign
+    if assignment_is_overdue(assignment=current, now=now):
         assignment_expire(assignment=current, now=now)
         return None
     return current
