@@ -9,8 +9,9 @@ worker's lock is what keeps one assignment in progress per worker and campaign (
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
+from typing import TypeVar
 
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q
@@ -38,6 +39,7 @@ from judging.services.hits import (
 )
 
 LIVE_ASSIGNMENT_STATES = (Assignment.Status.IN_PROGRESS, Assignment.Status.ACCEPTED)
+T = TypeVar("T")
 
 
 @transaction.atomic
@@ -64,7 +66,6 @@ def _worker_exclude(*, worker: Worker, reason: str) -> None:
         worker.save(update_fields=["is_excluded", "excluded_at", "exclusion_reason"])
 
 
-@transaction.atomic
 def assignment_start(*, hit: Hit, worker: Worker) -> Assignment:
     """Give an open HIT to a worker (the HIT a provider's worker accepted, or one picked from a list); the
     assignment's clock starts now: ``deadline_at`` is now plus the campaign's ``assignment_duration``.
@@ -73,6 +74,11 @@ def assignment_start(*, hit: Hit, worker: Worker) -> Assignment:
     (``WorkerExcludedError``), a closed HIT (``HitNotOpenError``), a HIT past its lifetime
     (``HitLifetimeOverError``), a HIT another worker holds (``HitTakenError``), and a worker who holds another
     assignment in progress in the campaign (``WorkerBusyError``; one whose deadline passed is expired first)."""
+    return _retry_once_on_integrity_error(lambda: _assignment_start(hit=hit, worker=worker))
+
+
+@transaction.atomic
+def _assignment_start(*, hit: Hit, worker: Worker) -> Assignment:
     now = timezone.now()
     worker = Worker.objects.select_for_update().get(pk=worker.pk)
     hit = Hit.objects.select_for_update().get(pk=hit.pk)
@@ -91,13 +97,9 @@ def assignment_start(*, hit: Hit, worker: Worker) -> Assignment:
     current = _assignment_in_progress(worker=worker, campaign=campaign, now=now)
     if current is not None:
         raise WorkerBusyError(worker_id=worker.pk, assignment_id=current.pk, hit_id=current.hit_id)
-    assignment = _assignment_create(hit=hit, worker=worker, campaign=campaign, now=now)
-    if assignment.hit_id != hit.pk:
-        raise WorkerBusyError(worker_id=worker.pk, assignment_id=assignment.pk, hit_id=assignment.hit_id)
-    return assignment
+    return _assignment_create(hit=hit, worker=worker, campaign=campaign, now=now)
 
 
-@transaction.atomic
 def hit_assign_next(*, campaign: Campaign, worker: Worker) -> Assignment | None:
     """The worker's assignment in progress in this campaign, else the oldest open HIT of the running campaign
     that is within its lifetime and that nobody holds, assigned to them with a fresh deadline (see
@@ -105,6 +107,11 @@ def hit_assign_next(*, campaign: Campaign, worker: Worker) -> Assignment | None:
     expired first. The worker's row is locked, so concurrent calls for one worker (a double click, a retry)
     give one assignment; concurrent callers skip each other's locked HITs (PostgreSQL ``SKIP LOCKED``), so two
     workers never get the same HIT."""
+    return _retry_once_on_integrity_error(lambda: _hit_assign_next(campaign=campaign, worker=worker))
+
+
+@transaction.atomic
+def _hit_assign_next(*, campaign: Campaign, worker: Worker) -> Assignment | None:
     now = timezone.now()
     worker = Worker.objects.select_for_update().get(pk=worker.pk)
     if worker.is_excluded:
@@ -146,38 +153,41 @@ def hit_assign_next(*, campaign: Campaign, worker: Worker) -> Assignment | None:
 def _assignment_in_progress(*, worker: Worker, campaign: Campaign, now: datetime) -> Assignment | None:
     """The worker's assignment in progress in the campaign, expiring it first if its deadline has passed
     (then None). The caller is atomic and holds the worker's lock."""
-    current = (
-        Assignment.objects.filter(campaign=campaign, worker=worker, status=Assignment.Status.IN_PROGRESS)
-        .select_related("campaign")
-        .first()
-    )
-    if current is not None and assignment_is_overdue(assignment=current, now=now):
+    current = Assignment.objects.filter(
+        campaign=campaign, worker=worker, status=Assignment.Status.IN_PROGRESS
+    ).first()
+    if current is None:
+        return None
+    current.campaign = campaign
+    if assignment_is_overdue(assignment=current, now=now):
         assignment_expire(assignment=current, now=now)
         return None
     return current
 
 
 def _assignment_create(*, hit: Hit, worker: Worker, campaign: Campaign, now: datetime) -> Assignment:
-    """Create the worker's assignment on a locked HIT. Should a writer that does not take the worker's lock
-    race this one, the partial unique constraint refuses the second assignment: the worker's assignment in
-    progress is returned instead of an IntegrityError. A campaign whose ``assignment_duration`` is not
-    positive would hand out HITs nobody can finish: ``CampaignConfigError``."""
+    """Create the worker's assignment on a locked HIT, its deadline ``assignment_duration`` from now. A
+    campaign whose ``assignment_duration`` is not positive would hand out HITs nobody can finish:
+    ``CampaignConfigError``."""
     if campaign.assignment_duration <= timedelta(0):
         raise CampaignConfigError(
             f"campaign {campaign.name!r}: assignment_duration must be positive, not {campaign.assignment_duration}"
         )
+    return Assignment.objects.create(
+        hit=hit, campaign=campaign, worker=worker, deadline_at=now + campaign.assignment_duration
+    )
+
+
+def _retry_once_on_integrity_error(attempt: Callable[[], T]) -> T:
+    """Run a transaction; if the database refused it with an IntegrityError, run it once more. The worker's
+    lock makes the partial unique constraints unreachable for the services here; should a writer that skips
+    that lock take the worker's or the HIT's slot first, the whole transaction (no savepoint on the normal
+    path) rolls back and the retry finds the winner's assignment: the same worker gets it back, another is
+    told the HIT is taken or that they are busy, never an IntegrityError."""
     try:
-        with transaction.atomic():
-            return Assignment.objects.create(
-                hit=hit, campaign=campaign, worker=worker, deadline_at=now + campaign.assignment_duration
-            )
+        return attempt()
     except IntegrityError:
-        current = Assignment.objects.filter(
-            campaign=campaign, worker=worker, status=Assignment.Status.IN_PROGRESS
-        ).first()
-        if current is None:
-            raise
-        return current
+        return attempt()
 
 
 @transaction.atomic

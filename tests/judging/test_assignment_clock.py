@@ -29,7 +29,7 @@ from judging.services import (
     tournament_judgment_submit,
     tournament_next_pair,
 )
-from judging.services.judgments import _assignment_create
+from judging.services import judgments as judgment_services
 from tests.judging.factories import WorkerFactory, collection_with_grades, graded_pool
 from tests.judging.test_judgments import honest_answers
 
@@ -208,17 +208,34 @@ def test_a_worker_holds_one_assignment_in_progress_per_campaign():
 
 
 @pytest.mark.django_db
-def test_the_database_backstop_returns_the_workers_assignment_instead_of_an_integrity_error():
-    # A writer that skipped the worker's lock: the partial unique constraint refuses a second assignment in
-    # progress and the service hands back the one the worker holds.
+@pytest.mark.parametrize("take", ["next", "second hit"])
+def test_the_database_backstop_gives_the_workers_assignment_or_a_clear_refusal_never_an_integrity_error(
+    take, monkeypatch
+):
+    # A writer that skipped the worker's lock (simulated: the service's own check misses the assignment the
+    # worker holds, once): the partial unique constraint refuses a second assignment in progress, the
+    # transaction rolls back and the retry finds the worker's assignment.
     campaign = crowd_campaign()
     first, second = hits_of(campaign)[:2]
     worker = WorkerFactory()
     held = assignment_start(hit=first, worker=worker)
+    real_check, misses = judgment_services._assignment_in_progress, []
 
-    returned = _assignment_create(hit=second, worker=worker, campaign=campaign, now=timezone.now())
+    def check_that_misses_once(**kwargs):
+        if not misses:
+            misses.append(kwargs["worker"].pk)
+            return None
+        return real_check(**kwargs)
 
-    assert returned.pk == held.pk and Assignment.objects.count() == 1
+    monkeypatch.setattr(judgment_services, "_assignment_in_progress", check_that_misses_once)
+
+    if take == "next":
+        assert hit_assign_next(campaign=campaign, worker=worker).pk == held.pk
+    else:
+        with pytest.raises(WorkerBusyError):
+            assignment_start(hit=second, worker=worker)
+
+    assert misses == [worker.pk] and Assignment.objects.count() == 1
 
 
 @pytest.mark.django_db

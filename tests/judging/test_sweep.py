@@ -190,3 +190,30 @@ def test_the_request_sweep_runs_by_default_only_where_there_is_no_beat(redis_url
     )
 
     assert result.stdout.split() == [interval, "True"], result.stderr
+
+
+@pytest.mark.django_db
+def test_the_beat_tasks_expire_overdue_assignments_and_recover_lost_enqueues(
+    django_capture_on_commit_callbacks,
+):
+    from judging import tasks
+
+    # Given a campaign whose HIT building was lost, then whose round close was lost, and an overdue assignment
+    campaign = started_without_its_hits(django_capture_on_commit_callbacks)
+    assert tasks.campaign_advance_running_task.delay().get() == 1
+    first, second = campaign.hits.order_by("number")
+    late = assignment_start(hit=second, worker=WorkerFactory())
+    Assignment.objects.filter(pk=late.pk).update(deadline_at=timezone.now() - timedelta(seconds=1))
+
+    # When beat runs the clock task, the overdue assignment expires and its HIT is free again
+    tasks.hit_expire_overdue_task.delay()
+    late.refresh_from_db()
+    assert late.status == "expired"
+
+    # And when every HIT is counted but the round's close is lost, the periodic sweep closes it
+    submit_every_hit_losing_the_round_close(django_capture_on_commit_callbacks)
+    tasks.campaign_advance_running_task.delay()
+    campaign.refresh_from_db()
+    assert campaign.status == "done" and {first.pk, second.pk} == set(
+        Hit.objects.filter(status="accepted").values_list("pk", flat=True)
+    )
