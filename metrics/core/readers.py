@@ -169,8 +169,8 @@ def _read_run_arrow(path: Path) -> Run | None:
                 null_values=[],
             ),
         )
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError):
-        return None  # other whitespace, a bad line...: the pandas path reads it or names the bad line
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError, OSError):
+        return None  # a bad line, a damaged gzip stream...: the pandas path reads it or names the problem
     if table.num_rows == 0:
         return None
     score = table.column("score").combine_chunks()
