@@ -1,7 +1,7 @@
 """Writes of the pools app: creating collections and importing topics, passages, qrels and runs.
 
 Every import is all or nothing: the file is validated line by line inside one transaction, and the first bad
-line raises :class:`pools.trec.TrecFormatError` (``file:line: problem``) and rolls everything back. Rows are
+line raises :class:`trecio.TrecFormatError` (``file:line: problem``) and rolls everything back. Rows are
 written in batches (``bulk_create``/``bulk_update``, COPY on PostgreSQL), never one query per line. A run is
 validated by streaming and stored as a file under MEDIA_ROOT (see :func:`run_import`).
 """

@@ -10,7 +10,7 @@ from django.db import transaction
 from pools import trec
 from pools.models import Collection, Item
 from pools.services.importing import BATCH_SIZE, ImportResult, ItemStatistics, batches, rows_insert
-from pools.trec import TrecFormatError
+from trecio import TrecFormatError
 
 PASSAGE_FORMATS = {"tsv": trec.iter_passages_tsv, "jsonl": trec.iter_passages_jsonl}
 

@@ -9,7 +9,7 @@ from django.db import transaction
 from pools import trec
 from pools.models import Collection, Topic
 from pools.services.importing import BATCH_SIZE, ImportResult
-from pools.trec import TrecFormatError
+from trecio import TrecFormatError
 
 TOPIC_FORMATS = ("tsv", "cast", "turns")
 
