@@ -15,8 +15,8 @@ TOPIC_FORMATS = ("tsv", "cast", "turns")
 
 
 def topic_format_for(path: str | os.PathLike[str]) -> str:
-    """``"cast"`` for ``*.json`` files, ``"tsv"`` otherwise (``"turns"`` is never guessed)."""
-    return "cast" if os.fspath(path).lower().endswith(".json") else "tsv"
+    """``"cast"`` for ``*.json`` and ``*.json.gz`` files, ``"tsv"`` otherwise (``"turns"`` is never guessed)."""
+    return "cast" if os.fspath(path).lower().removesuffix(".gz").endswith(".json") else "tsv"
 
 
 def topics_import(
