@@ -131,7 +131,9 @@ def test_a_corrupt_gzip_file_is_an_error_not_a_traceback(tmp_path):
     for read in (streaming.read_qrels, columnar.read_qrels, columnar.read_run):
         with pytest.raises(TrecFormatError) as raised:
             read(path)
-        assert raised.value.line_number is None and raised.value.problem.startswith("not a readable gzip file")
+        assert raised.value.line_number is None and raised.value.problem.startswith(
+            "not a readable gzip file"
+        )
     truncated = tmp_path / "t.run.gz"
     truncated.write_bytes(gzip.compress(b"1 Q0 a 1 2 r\n" * 1000)[:-20])
     for read in (lambda p: list(streaming.iter_run(p)), columnar.read_run):
