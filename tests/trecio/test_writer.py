@@ -4,6 +4,7 @@ the same numbers through both readers."""
 import io
 import math
 import re
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +34,8 @@ from trecio import format_value, qrels_line, run_line, write_qrels, write_run
         (np.float64(2.5), "2.5"),
         (np.float32(0.5), "0.5"),
         (np.int64(3), "3"),
+        (Decimal("0.25"), "0.25"),
+        (Decimal("3.00"), "3"),
     ],
 )
 def test_format_value(value, text):
