@@ -11,7 +11,7 @@ from pools.services.demo import DEMO_COLLECTION_NAME, DemoLoadResult, demo_load
 from pools.services.importing import BATCH_SIZE, ImportRejectedError, ImportResult
 from pools.services.passages import passage_format_for, passages_import
 from pools.services.qrels import qrels_import
-from pools.services.runs import run_delete, run_import
+from pools.services.runs import run_delete, run_files_clean, run_import
 from pools.services.topics import (
     topics_import,
     topics_import_cast,
@@ -33,6 +33,7 @@ __all__ = [
     "passages_import",
     "qrels_import",
     "run_delete",
+    "run_files_clean",
     "run_import",
     "topics_import",
     "topics_import_cast",
