@@ -26,16 +26,18 @@ LINES_PER_TOPIC = 1000
 
 
 def write_run(path: Path, lines: int) -> None:
+    sys.path.insert(0, str(REPO_DIR))
+    from trecio import write_run as write_trec_run
+
     with open(path, "w", encoding="ascii") as handle:
-        for start in range(0, lines, LINES_PER_TOPIC):
-            topic = f"{start // LINES_PER_TOPIC + 1}_1"
-            count = min(LINES_PER_TOPIC, lines - start)
-            handle.write(
-                "".join(
-                    f"{topic} Q0 doc{start + rank} {rank} {1000 - rank / 7:.4f} bench\n"
-                    for rank in range(count)
-                )
-            )
+        write_trec_run(
+            handle,
+            (
+                (f"{line // LINES_PER_TOPIC + 1}_1", f"doc{line}", rank, round(1000 - rank / 7, 4), "bench")
+                for line in range(lines)
+                for rank in (line % LINES_PER_TOPIC,)
+            ),
+        )
 
 
 def measure_one(lines: int) -> dict:

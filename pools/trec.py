@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 from tqdm import tqdm
 
-from trecio import TrecFormatError
+from trecio import TrecFormatError, format_value
 from trecio.text import (
     MAX_DOCID_LENGTH,
     MAX_INTEGER,
@@ -144,8 +144,8 @@ def read_qrels_with_lines(
             raise TrecFormatError(
                 path,
                 line_number,
-                f"grade {value:g} for topic {topic_id} docid {docid} conflicts with grade {previous:g} "
-                f"on line {first_lines[topic_id, docid]}",
+                f"grade {format_value(value)} for topic {topic_id} docid {docid} conflicts with grade "
+                f"{format_value(previous)} on line {first_lines[topic_id, docid]}",
             )
     return qrels, first_lines
 

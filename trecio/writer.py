@@ -7,6 +7,7 @@ import math
 import numbers
 import re
 from collections.abc import Iterable
+from decimal import Decimal
 from typing import Protocol
 
 # What may not appear in a column: a column holding white space would split into two when read back.
@@ -19,11 +20,13 @@ class TextSink(Protocol):
     def write(self, text: str, /) -> object: ...
 
 
-def format_value(value: float) -> str:
+def format_value(value: float | Decimal) -> str:
     """A qrels value, grade or score as written in a TREC file: an integral value as an integer (``4``, ``50``,
     ``-1``), any other as the shortest text that reads back as exactly the same float (``repr``: ``2.5``,
     ``0.1``, ``1e-07``). ``float(format_value(x)) == x`` for every finite ``x``; NaN and the infinities are
     refused (no reader accepts them)."""
+    if isinstance(value, Decimal):
+        value = float(value)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"expected a number, got {value!r}")
     if isinstance(value, numbers.Integral):

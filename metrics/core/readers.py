@@ -21,6 +21,9 @@ crashes). Which reader serves which job, and why they differ on repeated lines: 
 from __future__ import annotations
 
 import csv
+import gzip
+import io
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -34,7 +37,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
 from trecio import TrecFormatError, open_binary
-from trecio.text import CONTROL_CHARACTER_CLASS, decode_line, is_blank, parse_finite, split_columns
+from trecio.text import decode_line, is_blank, parse_finite, split_columns
 
 QRELS_COLUMNS = ("topic", "q0", "docid", "value")
 RUN_COLUMNS = ("topic", "q0", "docid", "rank", "score", "runid")
@@ -166,8 +169,8 @@ def _read_run_arrow(path: Path) -> Run | None:
                 null_values=[],
             ),
         )
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError):
-        return None  # other whitespace, a bad line...: the pandas path reads it or names the bad line
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError, OSError):
+        return None  # a bad line, a damaged gzip stream...: the pandas path reads it or names the problem
     if table.num_rows == 0:
         return None
     score = table.column("score").combine_chunks()
@@ -187,6 +190,19 @@ def _read_run_arrow(path: Path) -> Run | None:
         docid=table.column("docid").combine_chunks(),
         score=score.to_numpy(),
     )
+
+
+def _has_control_bytes(data: bytes) -> bool:
+    """Whether the file holds a control character that the streaming reader refuses (trecio.text): any below
+    0x20 but tab, line feed and carriage return, DEL, and a carriage return that ends no line (pandas and
+    Arrow would take it for a line break). One vectorised pass over the bytes."""
+    raw = np.frombuffer(data, dtype=np.uint8)
+    control = (raw < 0x20) & (raw != 0x09) & (raw != 0x0A) & (raw != 0x0D) | (raw == 0x7F)
+    if control.any():
+        return True
+    carriage_return = np.flatnonzero(raw[:-1] == 0x0D)
+    following = raw[carriage_return + 1]
+    return bool(((following != 0x0A) & (following != 0x0D)).any())
 
 
 def _has_space_or_control(strings: pa.Array) -> bool:
@@ -217,8 +233,15 @@ def _read_columns(path: str | Path, columns: tuple[str, ...], *, float_column: s
         raise TrecFormatError(path, None, "no such file")
     dtypes = {name: (np.float64 if name == float_column else str) for name in (*columns, "spare")}
     try:
+        with _open_binary(path) as handle:
+            data = handle.read()
+    except (gzip.BadGzipFile, EOFError, zlib.error) as error:
+        raise TrecFormatError(path, None, f"not a readable gzip file ({error})") from None
+    if _has_control_bytes(data):
+        _raise_first_bad_line(path, columns, float_column)
+    try:
         frame = pd.read_csv(
-            path,
+            io.BytesIO(data),
             sep=r"\s+",
             header=None,
             # One spare column: pandas would silently drop (or index) a field beyond the named ones.
@@ -241,11 +264,6 @@ def _read_columns(path: str | Path, columns: tuple[str, ...], *, float_column: s
         (frame[last] == "").any()
         or (frame["spare"] != "").any()
         or not np.isfinite(frame[float_column].to_numpy()).all()
-        or any(
-            frame[name].str.contains(f"[{CONTROL_CHARACTER_CLASS}]", regex=True).any()
-            for name in columns
-            if name != float_column
-        )
     ):
         _raise_first_bad_line(path, columns, float_column)
     return frame.drop(columns="spare")

@@ -1,7 +1,7 @@
 """Writes of the pools app: creating collections and importing topics, passages, qrels and runs.
 
 Every import is all or nothing: the file is validated line by line inside one transaction, and the first bad
-line raises :class:`pools.trec.TrecFormatError` (``file:line: problem``) and rolls everything back. Rows are
+line raises :class:`trecio.TrecFormatError` (``file:line: problem``) and rolls everything back. Rows are
 written in batches (``bulk_create``/``bulk_update``, COPY on PostgreSQL), never one query per line. A run is
 validated by streaming and stored as a file under MEDIA_ROOT (see :func:`run_import`).
 """
@@ -11,7 +11,7 @@ from pools.services.demo import DEMO_COLLECTION_NAME, DemoLoadResult, demo_load
 from pools.services.importing import BATCH_SIZE, ImportRejectedError, ImportResult
 from pools.services.passages import passage_format_for, passages_import
 from pools.services.qrels import qrels_import
-from pools.services.runs import run_delete, run_import
+from pools.services.runs import run_delete, run_files_clean, run_import
 from pools.services.topics import (
     topics_import,
     topics_import_cast,
@@ -33,6 +33,7 @@ __all__ = [
     "passages_import",
     "qrels_import",
     "run_delete",
+    "run_files_clean",
     "run_import",
     "topics_import",
     "topics_import_cast",

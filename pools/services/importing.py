@@ -10,7 +10,7 @@ from django.db import connection
 from django.db.models import Model
 
 from pools.models import Collection, Item, Topic
-from pools.trec import TrecFormatError
+from trecio import TrecFormatError
 
 BATCH_SIZE = 2000
 

@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from django.db import transaction
 
 from pools import trec
 from pools.models import Collection, Item
 from pools.services.importing import BATCH_SIZE, ImportResult, ItemStatistics, batches, rows_insert
-from pools.trec import TrecFormatError
+from trecio import TrecFormatError
 
 PASSAGE_FORMATS = {"tsv": trec.iter_passages_tsv, "jsonl": trec.iter_passages_jsonl}
 
 
 def passage_format_for(path: str | os.PathLike[str]) -> str:
-    """``"jsonl"`` for ``*.jsonl``/``*.json`` files, ``"tsv"`` otherwise."""
-    return "jsonl" if Path(path).suffix.lower() in (".jsonl", ".json") else "tsv"
+    """``"jsonl"`` for ``*.jsonl``/``*.json`` files (also gzip-compressed: ``*.jsonl.gz``), ``"tsv"`` otherwise."""
+    name = os.fspath(path).lower().removesuffix(".gz")
+    return "jsonl" if name.endswith((".jsonl", ".json")) else "tsv"
 
 
 @transaction.atomic

@@ -16,7 +16,7 @@ from pools.services.importing import (
     rows_insert,
     topic_pks_resolving,
 )
-from pools.trec import TrecFormatError
+from trecio import TrecFormatError, format_value
 
 
 @transaction.atomic
@@ -67,8 +67,8 @@ def qrels_import(
         raise TrecFormatError(
             path,
             line_number,
-            f"grade {grade:g} for topic {topic_id} docid {docid} conflicts with the stored grade {stored_grade:g} "
-            f"({len(conflicts)} conflicting line(s); import with --replace to overwrite)",
+            f"grade {format_value(grade)} for topic {topic_id} docid {docid} conflicts with the stored grade "
+            f"{format_value(stored_grade)} ({len(conflicts)} conflicting line(s); import with --replace to overwrite)",
         )
     rows_insert(GradedJudgment, ("topic", "item", "grade"), new_judgments)
     GradedJudgment.objects.bulk_update(changed_judgments, ["grade"], batch_size=BATCH_SIZE)

@@ -9,14 +9,14 @@ from django.db import transaction
 from pools import trec
 from pools.models import Collection, Topic
 from pools.services.importing import BATCH_SIZE, ImportResult
-from pools.trec import TrecFormatError
+from trecio import TrecFormatError
 
 TOPIC_FORMATS = ("tsv", "cast", "turns")
 
 
 def topic_format_for(path: str | os.PathLike[str]) -> str:
-    """``"cast"`` for ``*.json`` files, ``"tsv"`` otherwise (``"turns"`` is never guessed)."""
-    return "cast" if os.fspath(path).lower().endswith(".json") else "tsv"
+    """``"cast"`` for ``*.json`` and ``*.json.gz`` files, ``"tsv"`` otherwise (``"turns"`` is never guessed)."""
+    return "cast" if os.fspath(path).lower().removesuffix(".gz").endswith(".json") else "tsv"
 
 
 def topics_import(

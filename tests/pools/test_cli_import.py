@@ -1,5 +1,7 @@
 """`toppref import` and `toppref collection` (one wiring test per path, plus the error exits)."""
 
+import gzip
+
 import pytest
 
 from config.cli import main
@@ -194,3 +196,27 @@ def test_import_refuses_what_a_database_would_refuse(
     )
     assert err.count("\n") == 1
     assert pools_state() == before
+
+
+def test_import_all_four_kinds_from_gzip(tmp_path, capsys, media_root):
+    files = {
+        "topics.json.gz": '[{"number": 1, "turn": [{"number": 1, "raw_utterance": "What is a cat?"}]}]',
+        "passages.jsonl.gz": '{"id": "a", "text": "A cat."}\n',
+        "qrels.txt.gz": "1_1 Q0 a 2.5\n",
+        "input.sys.gz": "1_1 Q0 a 1 2.0 sys\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_bytes(gzip.compress(text.encode()))
+    assert (
+        main(["import", "topics", "toy", str(tmp_path / "topics.json.gz"), "--create", "strict", "--quiet"])
+        == 0
+    )
+    for kind, name in (("passages", "passages.jsonl.gz"), ("qrels", "qrels.txt.gz"), ("run", "input.sys.gz")):
+        assert main(["import", kind, "toy", str(tmp_path / name), "--quiet"]) == 0
+    assert capsys.readouterr().out == (
+        "toy: topics: 1 created, 0 updated, 0 unchanged\n"
+        "toy: passages: 1 created, 0 updated, 0 unchanged\n"
+        "toy: graded judgments: 1 created, 0 updated, 0 unchanged\n"
+        "toy: run sys: 1 lines over 1 topics, stored as runs/toy/sys.run\n"
+    )
+    assert (media_root / "runs/toy/sys.run").read_text() == "1_1 Q0 a 1 2.0 sys\n"

@@ -269,3 +269,14 @@ def test_progress_bar_goes_to_stderr_only_when_asked(tmp_path, capsys):
     assert capsys.readouterr().err == ""
     list(trec.iter_qrels(path, progress=True))
     assert "q.txt" in capsys.readouterr().err
+
+
+def test_a_conflicting_grade_is_named_exactly(tmp_path):
+    # %g would print both as 2.5 and the message would name no difference
+    path = write(tmp_path, "q.txt", "1 Q0 a 2.5\n1 Q0 a 2.5000001\n")
+    with pytest.raises(TrecFormatError) as raised:
+        trec.read_qrels(path)
+    assert (raised.value.line_number, raised.value.problem) == (
+        2,
+        "grade 2.5000001 for topic 1 docid a conflicts with grade 2.5 on line 1",
+    )

@@ -128,13 +128,17 @@ def test_a_bad_line_in_a_gzip_file_is_named(tmp_path):
 def test_a_corrupt_gzip_file_is_an_error_not_a_traceback(tmp_path):
     path = tmp_path / "q.txt.gz"
     path.write_bytes(b"not gzip at all\n")
-    with pytest.raises(TrecFormatError) as raised:
-        streaming.read_qrels(path)
-    assert raised.value.line_number is None and raised.value.problem.startswith("not a readable gzip file")
+    for read in (streaming.read_qrels, columnar.read_qrels, columnar.read_run):
+        with pytest.raises(TrecFormatError) as raised:
+            read(path)
+        assert raised.value.line_number is None and raised.value.problem.startswith(
+            "not a readable gzip file"
+        )
     truncated = tmp_path / "t.run.gz"
     truncated.write_bytes(gzip.compress(b"1 Q0 a 1 2 r\n" * 1000)[:-20])
-    with pytest.raises(TrecFormatError, match="not a readable gzip file"):
-        list(streaming.iter_run(truncated))
+    for read in (lambda p: list(streaming.iter_run(p)), columnar.read_run):
+        with pytest.raises(TrecFormatError, match="not a readable gzip file"):
+            read(truncated)
 
 
 @pytest.mark.parametrize(

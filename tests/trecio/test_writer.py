@@ -3,6 +3,9 @@ the same numbers through both readers."""
 
 import io
 import math
+import re
+from decimal import Decimal
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -31,6 +34,8 @@ from trecio import format_value, qrels_line, run_line, write_qrels, write_run
         (np.float64(2.5), "2.5"),
         (np.float32(0.5), "0.5"),
         (np.int64(3), "3"),
+        (Decimal("0.25"), "0.25"),
+        (Decimal("3.00"), "3"),
     ],
 )
 def test_format_value(value, text):
@@ -116,3 +121,16 @@ def test_one_error_type_for_both_readers():
     assert pools.trec.TrecFormatError is metrics.core.readers.TrecFormatError is trecio.TrecFormatError
     error = trecio.TrecFormatError("q.txt", None, "no such file")
     assert (str(error), error.line_number) == ("q.txt: no such file", None)
+
+
+def test_no_other_code_formats_trec_lines():
+    # Every qrels and run line is written by trecio, so the number format is the same everywhere.
+    root = Path(__file__).resolve().parents[2]
+    writers = [
+        f"{path.relative_to(root)}:{number}"
+        for package in ("config", "pools", "judging", "metrics", "benchmarks")
+        for path in sorted((root / package).rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if re.search(r"Q0 \{", line)
+    ]
+    assert writers == []

@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from pools.models import Collection
 from pools.services import ImportRejectedError
-from pools.trec import TrecFormatError
+from trecio import TrecFormatError
 
 
 class ImportCommand(BaseCommand):
