@@ -100,7 +100,7 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
 
 @transaction.atomic
 def hit_discard(*, hit: Hit) -> Hit:
-    """Discard an open HIT (e.g. a broken one, from the admin): an assignment in progress is discarded, its
+    """Discard an open HIT (e.g. a broken one): an assignment in progress is discarded, its
     unjudged pairs go back to the queue and HIT building is queued. A HIT no longer open is left as it is.
     (A HIT failing a challenge is discarded on submit, see ``assignment_submit``.)"""
     return _hit_close(hit=hit, status=Hit.Status.DISCARDED)
