@@ -140,7 +140,7 @@ def run_mode(args: argparse.Namespace) -> dict:
         "status": campaign.status,
         "topics": len(topic_ids),
         "judgments": judgments,
-        "answers": progress.answers,
+        "answers": progress.answers["preferences"] + progress.answers["challenges"],
         "hits": report.hits,
         "cost_usd": str(progress.spend_usd),
         "wall_s": round(wall, 1),

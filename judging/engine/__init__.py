@@ -3,8 +3,9 @@
 
 No Django here: the standard library and the numerical libraries of docs/decisions.md ("What the pure
 cores may import") only, enforced by import-linter. Items are docid strings; a
-judgment outcome is a ``(winner, loser)`` tuple; randomness comes from a seeded ``random.Random``
-passed in, so the same seed gives the same campaign in a test, the CLI simulator and a Celery task.
+judgment outcome is a ``(winner, loser)`` tuple; randomness comes from seeded ``random.Random``
+streams named by the seeding rule (``seeding.py``), so the same seed gives the same campaign in a test,
+the CLI simulator and a Celery task.
 
 - Crowd pipeline (section 4.3): one topic machine, ``TopicState`` -> ``topic_round_open`` ->
   ``topic_round_close`` (built on ``crowd_round_plan``: stage 1 ``pairing_graph``, stage 2 all pairs;

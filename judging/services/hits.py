@@ -106,7 +106,7 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
 
 @transaction.atomic
 def hit_discard(*, hit: Hit) -> Hit:
-    """Discard an open HIT (a broken one from the admin, or one whose worker failed a challenge on submit):
+    """Discard an open HIT (a broken one, or one whose worker failed a challenge on submit):
     an assignment still in progress is discarded, the unjudged pairs go back to the queue and HIT building is
     queued. A HIT no longer open is left as it is."""
     return _hit_close(hit=hit, status=Hit.Status.DISCARDED)

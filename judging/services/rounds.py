@@ -15,14 +15,13 @@ from collections.abc import Sequence
 from django.db import transaction
 from django.utils import timezone
 
-from judging.engine import RankedItem, RoundPlan, topic_round_close
+from judging.engine import RankedItem, RoundPlan, TopicState, topic_round_close
 from judging.models import CampaignTopic, Candidate, Pair, Round
 from judging.services.topic_state import (
     FINISHED_STATES,
     campaign_params,
     round_open,
     topic_close,
-    topic_state_load,
 )
 from judging.tasks import hit_build_task
 
@@ -67,8 +66,20 @@ def round_close_if_complete(*, round: Round) -> bool:
     if any(winner is None for _, _, winner in pairs):
         return False
     campaign = campaign_topic.campaign
+    # The state before this round: its active candidates in stored order (what ``topic_state_load`` reads),
+    # with the item ids the next round's pairs need, in one query.
+    candidates = list(
+        campaign_topic.candidates.filter(is_active=True)
+        .order_by("position")
+        .values_list("item__docid", "item_id")
+    )
+    state = TopicState(
+        topic=campaign_topic.topic.topic_id,
+        candidates=tuple(docid for docid, _ in candidates),
+        rounds=campaign_topic.round_number,
+    )
     closing = topic_round_close(
-        topic_state_load(campaign_topic=campaign_topic),
+        state,
         number=round.number,
         plan=RoundPlan(stage=round.stage, pairs=[(left, right) for left, right, _ in pairs]),
         outcomes=[(winner, right if winner == left else left) for left, right, winner in pairs],
@@ -89,7 +100,7 @@ def round_close_if_complete(*, round: Round) -> bool:
             "next_stage": result.next_stage,
         }
         round.save(update_fields=["outcome", "closed_at"])
-        round_open(campaign_topic=campaign_topic, state=closing.state)
+        round_open(campaign_topic=campaign_topic, state=closing.state, item_ids=dict(candidates))
     else:
         assert closing.ranked is not None  # a closed stage-2 round always ranks the pool
         round.outcome = {"wins": closing.wins}

@@ -6,7 +6,7 @@ the topic's row lock (``select_for_update``); the public services of ``rounds``,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from django.utils import timezone
 
@@ -48,10 +48,16 @@ def topic_state_load(*, campaign_topic: CampaignTopic) -> TopicState:
     )
 
 
-def round_open(*, campaign_topic: CampaignTopic, state: TopicState | None = None) -> Round | None:
+def round_open(
+    *,
+    campaign_topic: CampaignTopic,
+    state: TopicState | None = None,
+    item_ids: Mapping[str, int] | None = None,
+) -> Round | None:
     """Store the topic's next round as the topic machine plans it (``topic_round_open``) and mark the topic
     in stage 1 or 2; a plan without pairs (0-1 candidates) finishes the topic instead and returns None.
-    ``state`` saves reloading it when the caller has just computed it. The caller holds the topic's lock."""
+    ``state`` and ``item_ids`` (docid -> item id of the candidates) save reloading them when the caller has
+    them at hand. The caller holds the topic's lock."""
     campaign = campaign_topic.campaign
     if state is None:
         state = topic_state_load(campaign_topic=campaign_topic)
@@ -59,11 +65,12 @@ def round_open(*, campaign_topic: CampaignTopic, state: TopicState | None = None
     if opening.ranked is not None:
         topic_close(campaign_topic=campaign_topic, ranked=opening.ranked)
         return None
-    item_ids = dict(
-        campaign_topic.candidates.filter(item__docid__in=state.candidates).values_list(
-            "item__docid", "item_id"
+    if item_ids is None:
+        item_ids = dict(
+            campaign_topic.candidates.filter(item__docid__in=state.candidates).values_list(
+                "item__docid", "item_id"
+            )
         )
-    )
     round = Round.objects.create(
         campaign_topic=campaign_topic,
         number=opening.number,

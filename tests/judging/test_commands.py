@@ -300,3 +300,25 @@ def test_campaign_create_refuses_a_budget_that_buys_no_hit_with_exit_2(arguments
         run("campaign_create", "c7", "--collection", "tiny", *arguments)
 
     assert error.value.returncode == 2 and not Campaign.objects.exists()
+
+
+@pytest.mark.django_db
+def test_campaign_status_json_of_a_finished_tournament(oracle_file):
+    from judging.models import TournamentJudgment
+    from judging.services.simulation import tournament_simulate
+
+    collection_with_grades({"1_1": graded_pool("a", 12), "1_2": graded_pool("b", 4)}, name="tiny")
+    run("campaign_create", "t", "--collection", "tiny", "--mode", "tournament")
+    run("campaign_start", "t")
+    judged = tournament_simulate(
+        campaign=Campaign.objects.get(), oracle=PerfectOracle(read_qrels(oracle_file))
+    )
+
+    status = json.loads(run("campaign_status", "t", "--json"))
+
+    assert judged == TournamentJudgment.objects.count() > 0
+    assert (status["status"], status["topics_done"], status["topics_total"]) == ("done", 2, 2)
+    assert (status["judgments"], status["tournament_judgments"], status["assessors_active"]) == (0, judged, 1)
+    assert status["answers"] == {"preferences": 0, "challenges": 0, "tournament": judged}
+    assert status["hits"] == {"open": 0, "accepted": 0, "discarded": 0, "expired": 0}
+    assert status["spend_usd"] == 0.0 and status["workers_excluded"] == 0

@@ -15,7 +15,7 @@ from judging.services import (
     round_generate,
     topic_finish,
 )
-from judging.services.rounds import campaign_params
+from judging.services.topic_state import campaign_params
 from tests.judging.factories import by_value, collection_with_grades, graded_pool, judge_round
 
 
