@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install migrate demo demo-data serve test test-fast lint benchmark clean
+.PHONY: install migrate demo demo-data serve test test-fast lint benchmark figures clean
 
 # Timing of the demo's stages: `$(START)` before a stage's commands, `$(call DONE,NAME)` after them, on one line.
 CLOCK = $(PYTHON) -c 'import time; print(time.time())'
@@ -89,6 +89,11 @@ benchmark: install
 	$(PY) benchmarks/measures.py
 	$(PY) benchmarks/pipeline.py
 	$(PY) benchmarks/import_runs.py
+
+# The figures under docs/ shown in the README, from the CAsT 2019 data (see "Reproducing the paper").
+figures: install
+	$(VENV)/bin/toppref plot scatter $(CAST)/qrels.graded.txt $(CAST)/runs/*.run -m ndcg@3 compat@0.8 \
+	  -o docs/cast-scatter.png
 
 clean:
 	rm -rf $(VENV) db.sqlite3 db.sqlite3-* media staticfiles .pytest_cache
