@@ -63,8 +63,9 @@ demo:
 	@$(PY) manage.py demo_superuser --url http://$(HOST):$(PORT)
 	@echo "What to try next:"
 	@echo "  - browse http://$(HOST):$(PORT)/admin/ : campaigns, rounds, HITs, judgments, run scores"
-	@echo "  - the same pipeline on the real TREC CAsT 2019 data (173 questions, 23 runs), no database needed:"
+	@echo "  - score the 23 published TREC CAsT 2019 runs (173 questions) by compatibility and NDCG, no database:"
 	@echo "      $(VENV)/bin/toppref evaluate $(CAST)/qrels.preference.txt $(CAST)/runs/*.run -m compat@0.8 ndcg@3"
+	@[ -d "$(CAST)" ] || echo "    (no CAsT data at $(CAST): point CAST at its folder, e.g. make demo CAST=/path/to/cast2019)"
 	@echo "  - README.md, \"Reproducing the paper\", for every number of the paper with its command"
 	@if [ "$(SERVE)" = 0 ]; then printf "\nSERVE=0: not serving. Start the site with: make serve\n"; else \
 	  printf "\nServing toppref on http://$(HOST):$(PORT)/  (Ctrl-C to stop)\n"; \
