@@ -16,18 +16,19 @@ DONE = awk -v s="$$started" -v e="$$($(CLOCK))" 'BEGIN { printf "    $(1) done i
 # Where `make demo` tells you to try the real TREC CAsT 2019 data (see ../shared/data/cast2019/README.md).
 CAST ?= ../shared/data/cast2019
 SERVE ?= 1
+demo: DEMO_STARTED := $(shell $(CLOCK))
 STAGE = printf '\n==> %s\n'
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit("toppref needs Python 3.11+, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
 	@echo "    installing toppref into $(VENV) with Django, DRF, Celery, numpy, scipy, pandas, pyarrow, matplotlib"
-	@echo "    and the test tools (pytest, ruff, mypy, playwright...): about 150 packages, 1 to 3 minutes the"
+	@echo "    and the test tools (pytest, ruff, mypy, playwright...): about 100 packages, 1 to 3 minutes the"
 	@echo "    first time. One dot per package resolved; pip's full output goes to $(VENV)/pip.log."
 	@$(PYTHON) -m venv $(VENV)
 	@$(VENV)/bin/pip install --quiet --upgrade pip > $(VENV)/pip.log 2>&1 || { cat $(VENV)/pip.log; exit 1; }
 	@# pip's exit status is kept in a file because a plain POSIX shell has no `pipefail`.
 	@{ $(VENV)/bin/pip install -e '.[dev]' 2>&1; echo $$? > $(VENV)/pip.status; } | tee -a $(VENV)/pip.log \
-	  | awk '/^Collecting / { if (n % 60 == 0) printf "%s    ", (n ? "\n" : ""); n++; printf "."; fflush() } \
+	  | awk '/^(Collecting|Processing) / { if (n % 60 == 0) printf "%s    ", (n ? "\n" : ""); n++; printf "."; fflush() } \
 	         /^Installing collected packages/ { printf "\n    installing %d packages...\n", n; fflush() }'
 	@status=$$(cat $(VENV)/pip.status); rm -f $(VENV)/pip.status; \
 	  if [ "$$status" != 0 ]; then echo "pip failed (exit $$status); the end of $(VENV)/pip.log:"; \
@@ -61,14 +62,16 @@ demo:
 	@$(STAGE) "serve: the web site with the two demo campaigns"
 	@# demo_superuser prints every demo login: the admin, and the assessor and crowd accounts once they exist.
 	@$(PY) manage.py demo_superuser --url http://$(HOST):$(PORT)
+	@echo
 	@echo "What to try next:"
 	@echo "  - browse http://$(HOST):$(PORT)/admin/ : campaigns, rounds, HITs, judgments, run scores"
 	@echo "  - score the 23 published TREC CAsT 2019 runs (173 questions) by compatibility and NDCG, no database:"
 	@echo "      $(VENV)/bin/toppref evaluate $(CAST)/qrels.preference.txt $(CAST)/runs/*.run -m compat@0.8 ndcg@3"
 	@[ -d "$(CAST)" ] || echo "    (no CAsT data at $(CAST): point CAST at its folder, e.g. make demo CAST=/path/to/cast2019)"
 	@echo "  - README.md, \"Reproducing the paper\", for every number of the paper with its command"
-	@if [ "$(SERVE)" = 0 ]; then printf "\nSERVE=0: not serving. Start the site with: make serve\n"; else \
-	  printf "\nServing toppref on http://$(HOST):$(PORT)/  (Ctrl-C to stop)\n"; \
+	@awk -v s="$(DEMO_STARTED)" -v e="$$($(CLOCK))" 'BEGIN { printf "\nThe demo took %.1f s from start to serving.\n", e - s }'
+	@if [ "$(SERVE)" = 0 ]; then echo "SERVE=0: not serving. Start the site with: make serve"; else \
+	  echo "Serving toppref on http://$(HOST):$(PORT)/  (Ctrl-C to stop)"; \
 	  $(PY) manage.py runserver --noreload $(HOST):$(PORT); fi
 
 serve: migrate
