@@ -64,7 +64,7 @@ class Command(BaseCommand):
             values = read_qrels(oracle)
         except (OSError, TrecFormatError) as error:
             raise CommandError(str(error)) from None
-        self.oracle_path = oracle
+        oracle_name = Path(oracle).name
         oracle = PerfectOracle(values)
         # Eager tasks log one line each at INFO; the table is the demo's output.
         logging.getLogger("celery.app.trace").setLevel(logging.WARNING)
@@ -79,7 +79,7 @@ class Command(BaseCommand):
         crowd = campaign_create(collection=collection, name=CROWD_CAMPAIGN, k=k, seed=seed)
         crowd = campaign_start(campaign=crowd)
         report = campaign_simulate(campaign=crowd, oracle=oracle, worker_count=workers)
-        self._print_crowd(crowd, oracle, report, workers)
+        self._print_crowd(crowd, oracle, oracle_name, report, workers)
         _stage_done(self.stdout, "crowd campaign", started)
 
         topic_id = tournament_topic or self._largest_pool_topic(crowd)
@@ -100,7 +100,9 @@ class Command(BaseCommand):
         )
         return sizes.values_list("topic__topic_id", flat=True).first()
 
-    def _print_crowd(self, campaign: Campaign, oracle: PerfectOracle, report, workers: int) -> None:
+    def _print_crowd(
+        self, campaign: Campaign, oracle: PerfectOracle, oracle_name: str, report, workers: int
+    ) -> None:
         campaign.refresh_from_db()
         progress = campaign_progress(campaign=campaign)
         ranked = campaign_ranked(campaign=campaign)
@@ -120,7 +122,7 @@ class Command(BaseCommand):
         )
         _legend(
             write,
-            f"{workers} simulated workers follow the oracle ({Path(self.oracle_path).name}, the true order). Pools "
+            f"{workers} simulated workers follow the oracle ({oracle_name}, the true order). Pools "
             f"of more than F={F} candidates play stage-1 rounds (P={P} or {P + 1} opponents each; a candidate that "
             f"loses more than it wins is culled), then every pair left is judged once and ranked by wins "
             f"(paper sections 4.1 and 4.3).",
