@@ -49,7 +49,7 @@ demo-data: migrate
 demo:
 	@echo "toppref demo: install, migrate, load, crowd campaign, tournament, scoring, serve."
 	@$(STAGE) "install: a virtual environment in $(VENV) with toppref and its dependencies"
-	@$(START) && if $(MAKE) -q install 2>/dev/null; then echo "    $(VENV) is up to date"; \
+	@$(START) && if $(MAKE) --no-print-directory -q install 2>/dev/null; then echo "    $(VENV) is up to date"; \
 	  else $(MAKE) --no-print-directory -s install; fi && $(call DONE,install)
 	@$(STAGE) "migrate: create or update the database ($${DATABASE_URL:-SQLite file db.sqlite3})"
 	@$(START) && $(PY) manage.py migrate --noinput -v 0 && $(call DONE,migrate)
