@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from judging.models import Campaign
 from metrics.core.evaluate import parse_measure
+from metrics.core.trec import DEFAULT_THRESHOLD
 from metrics.models import RunScore
 from metrics.services import ScoreRequestError, run_scores_compute
 from metrics.tasks import CAMPAIGN_MEASURES
@@ -119,5 +120,9 @@ def _legend(measures: list[str], topic_counts: set[int]) -> str:
         if family in FAMILY_MEANING
     ]
     binary = [family for family in dict.fromkeys(families) if family in BINARY_FAMILIES]
-    note = f"; {' and '.join(binary)} count any positive value as relevant" if binary else ""
+    note = (
+        f"; {' and '.join(binary)} count a value of {DEFAULT_THRESHOLD:g} or more as relevant"
+        if binary
+        else ""
+    )
     return f"Columns: each run's mean over {topics}, best first; {'; '.join(meanings)}{note}."
