@@ -7,13 +7,32 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install migrate demo demo-data serve test test-fast lint typecheck benchmark clean
+.PHONY: install migrate demo demo-data serve test test-fast lint typecheck benchmark figures clean
+
+# Timing of the demo's stages: `$(START)` before a stage's commands, `$(call DONE,NAME)` after them, on one line.
+CLOCK = $(PYTHON) -c 'import time; print(time.time())'
+START = started=$$($(CLOCK))
+DONE = awk -v s="$$started" -v e="$$($(CLOCK))" 'BEGIN { printf "    $(1) done in %.1f s\n", e - s }'
+# Where `make demo` tells you to try the real TREC CAsT 2019 data (see ../shared/data/cast2019/README.md).
+CAST ?= ../shared/data/cast2019
+SERVE ?= 1
+demo: DEMO_STARTED := $(shell $(CLOCK))
+STAGE = printf '\n==> %s\n'
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit("toppref needs Python 3.11+, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
-	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --upgrade pip
-	$(VENV)/bin/pip install --quiet -e '.[dev]'
+	@echo "    installing toppref into $(VENV) with Django, DRF, Celery, numpy, scipy, pandas, pyarrow, matplotlib"
+	@echo "    and the test tools (pytest, ruff, mypy, playwright...): about 100 packages, 1 to 3 minutes the"
+	@echo "    first time. One dot per package resolved; pip's full output goes to $(VENV)/pip.log."
+	@$(PYTHON) -m venv $(VENV)
+	@$(VENV)/bin/pip install --quiet --upgrade pip > $(VENV)/pip.log 2>&1 || { cat $(VENV)/pip.log; exit 1; }
+	@# pip's exit status is kept in a file because a plain POSIX shell has no `pipefail`.
+	@{ $(VENV)/bin/pip install -e '.[dev]' 2>&1; echo $$? > $(VENV)/pip.status; } | tee -a $(VENV)/pip.log \
+	  | awk '/^(Collecting|Processing) / { if (n % 60 == 0) printf "%s    ", (n ? "\n" : ""); n++; printf "."; fflush() } \
+	         /^Installing collected packages/ { printf "\n    installing %d packages...\n", n; fflush() }'
+	@status=$$(cat $(VENV)/pip.status); rm -f $(VENV)/pip.status; \
+	  if [ "$$status" != 0 ]; then echo "pip failed (exit $$status); the end of $(VENV)/pip.log:"; \
+	  tail -n 30 $(VENV)/pip.log; exit 1; fi
 	@touch $@
 
 install: $(VENV)/.installed
@@ -27,11 +46,37 @@ demo-data: migrate
 	$(PY) manage.py runs_score demo-crowd
 	$(PY) manage.py scores_show demo-crowd
 
-demo: demo-data
-	$(PY) manage.py demo_superuser
-	$(PY) manage.py demo_judges
-	@echo "Serving toppref on http://$(HOST):$(PORT)/  (Ctrl-C to stop)"
-	$(PY) manage.py runserver --noreload $(HOST):$(PORT)
+# The demo's story, one stage at a time, each with its elapsed time. `make demo SERVE=0` stops before serving.
+demo:
+	@echo "toppref demo: install, migrate, load, crowd campaign, tournament, scoring, serve."
+	@$(STAGE) "install: a virtual environment in $(VENV) with toppref and its dependencies"
+	@$(START) && if $(MAKE) --no-print-directory -q install 2>/dev/null; then echo "    $(VENV) is up to date"; \
+	  else $(MAKE) --no-print-directory -s install; fi && $(call DONE,install)
+	@$(STAGE) "migrate: create or update the database ($${DATABASE_URL:-SQLite file db.sqlite3})"
+	@$(START) && $(PY) manage.py migrate --noinput -v 0 && $(call DONE,migrate)
+	@$(STAGE) "load: the demo collection in demo/ (questions, passages, graded qrels, runs; see demo/README.md)"
+	@$(START) && $(PY) manage.py demo_load && $(call DONE,load)
+	@# demo_run prints the crowd campaign and tournament stages itself, each with its time.
+	@$(PY) manage.py demo_run
+	@$(STAGE) "scoring: every demo run against the crowd's preference qrels and against the graded qrels"
+	@$(START) && $(PY) manage.py runs_score demo-crowd >/dev/null && $(PY) manage.py scores_show demo-crowd && $(call DONE,scoring)
+	@$(STAGE) "serve: the web site with the two demo campaigns"
+	@# The demo logins: the admin (a researcher), and an assessor and a crowd worker for the open campaigns.
+	@$(PY) manage.py demo_superuser --url http://$(HOST):$(PORT)
+	@$(PY) manage.py demo_judges
+	@echo
+	@echo "What to try next:"
+	@echo "  - judge a pair: log in at http://$(HOST):$(PORT)/accounts/login/ as the assessor or the crowd user, then /judge/"
+	@echo "  - watch the campaigns and the leaderboard: http://$(HOST):$(PORT)/dashboard/ (as admin)"
+	@echo "  - browse http://$(HOST):$(PORT)/admin/ : campaigns, rounds, HITs, judgments, run scores"
+	@echo "  - score the 23 published TREC CAsT 2019 runs (173 questions) by compatibility and NDCG, no database:"
+	@echo "      $(VENV)/bin/toppref evaluate $(CAST)/qrels.preference.txt $(CAST)/runs/*.run -m compat@0.8 ndcg@3"
+	@[ -d "$(CAST)" ] || echo "    (no CAsT data at $(CAST): point CAST at its folder, e.g. make demo CAST=/path/to/cast2019)"
+	@echo "  - README.md, \"Reproducing the paper\", for every number of the paper with its command"
+	@awk -v s="$(DEMO_STARTED)" -v e="$$($(CLOCK))" 'BEGIN { printf "\nThe demo took %.1f s from start to serving.\n", e - s }'
+	@if [ "$(SERVE)" = 0 ]; then echo "SERVE=0: not serving. Start the site with: make serve"; else \
+	  echo "Serving toppref on http://$(HOST):$(PORT)/  (Ctrl-C to stop)"; \
+	  $(PY) manage.py runserver --noreload $(HOST):$(PORT); fi
 
 serve: migrate
 	$(PY) manage.py runserver $(HOST):$(PORT)
@@ -58,6 +103,11 @@ benchmark: install
 	$(PY) benchmarks/measures.py
 	$(PY) benchmarks/pipeline.py
 	$(PY) benchmarks/import_runs.py
+
+# The figures under docs/ shown in the README, from the CAsT 2019 data (see "Reproducing the paper").
+figures: install
+	$(VENV)/bin/toppref plot scatter $(CAST)/qrels.graded.txt $(CAST)/runs/*.run -m ndcg@3 compat@0.8 \
+	  -o docs/cast-scatter.png
 
 clean:
 	rm -rf $(VENV) db.sqlite3 db.sqlite3-* media staticfiles .pytest_cache

@@ -42,6 +42,11 @@ def main() -> int:
         "--postgres", default="postgres://postgres@127.0.0.1:5432", help="server URL, no database"
     )
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/14")
+    parser.add_argument(
+        "--database",
+        default=BENCH_DATABASE,
+        help=f"PostgreSQL database, dropped and recreated (default {BENCH_DATABASE})",
+    )
     parser.add_argument("--run", choices=MODES, help=argparse.SUPPRESS)  # internal: one mode in this process
     args = parser.parse_args()
     if args.run:
@@ -62,11 +67,11 @@ def run_in_subprocess(mode: str, args: argparse.Namespace) -> dict:
     if mode == "sqlite-eager":
         env["DATABASE_URL"] = f"sqlite:///{workdir / 'bench.sqlite3'}"
     else:
-        env["DATABASE_URL"] = f"{args.postgres}/{BENCH_DATABASE}"
+        env["DATABASE_URL"] = f"{args.postgres}/{args.database}"
     if mode == "postgres-worker":
         env["REDIS_URL"] = args.redis
     command = [sys.executable, __file__, "--run", mode, "--seed", str(args.seed)]
-    command += ["--postgres", args.postgres, "--redis", args.redis]
+    command += ["--postgres", args.postgres, "--redis", args.redis, "--database", args.database]
     if args.topics:
         command += ["--topics", str(args.topics)]
     result = subprocess.run(command, env=env, cwd=REPO_DIR, capture_output=True, text=True)
@@ -79,7 +84,7 @@ def run_in_subprocess(mode: str, args: argparse.Namespace) -> dict:
 def run_mode(args: argparse.Namespace) -> dict:
     """One mode, in this process: fresh database, import, campaign, simulated crowd, measurements."""
     if args.run != "sqlite-eager":
-        recreate_postgres_database(args.postgres)
+        recreate_postgres_database(args.postgres, args.database)
     sys.path.insert(0, str(REPO_DIR))
     import django
 
@@ -152,12 +157,12 @@ def run_mode(args: argparse.Namespace) -> dict:
     }
 
 
-def recreate_postgres_database(server_url: str) -> None:
+def recreate_postgres_database(server_url: str, database: str) -> None:
     import psycopg
 
     with psycopg.connect(f"{server_url}/postgres", autocommit=True) as connection:
-        connection.execute(f"DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)")
-        connection.execute(f"CREATE DATABASE {BENCH_DATABASE}")
+        connection.execute(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
+        connection.execute(f"CREATE DATABASE {database}")
 
 
 def start_worker() -> subprocess.Popen:

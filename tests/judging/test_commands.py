@@ -1,6 +1,7 @@
 """Management commands (campaign_create / start / simulate / advance / export, demo_run) and the admin pages."""
 
 import json
+import re
 from io import StringIO
 
 import pytest
@@ -111,7 +112,7 @@ def test_demo_run_prints_the_crowd_and_tournament_top_k():
     }
     assert firsts == {topic: oracle.ranking(topic, oracle.values[topic])[0] for topic in topics}
     assert "Dedicated tournament demo-tournament on topic" in output and "oracle differs" not in output
-    assert again == output and Campaign.objects.count() == 4
+    assert _without_timings(again) == _without_timings(output) and Campaign.objects.count() == 4
     # one campaign of each mode stays open for judging in the browser
     open_modes = set(
         Campaign.objects.filter(name__startswith="demo-open-", status="running").values_list(
@@ -119,6 +120,50 @@ def test_demo_run_prints_the_crowd_and_tournament_top_k():
         )
     )
     assert open_modes == {"crowd", "tournament"} and "Open to judge in the browser" in output
+
+
+def _without_timings(output: str) -> list[str]:
+    return [line for line in output.splitlines() if not re.fullmatch(r"    \w[\w ]* done in \d+\.\d s", line)]
+
+
+@pytest.mark.django_db
+def test_demo_run_tells_its_stages_with_timings_and_explains_its_tables():
+    demo_load(directory=DEMO_DIR)
+
+    lines = run("demo_run").splitlines()
+
+    # one line opening each stage and one closing it with its elapsed time, in the order they run
+    stages = [line.split(":")[0] for line in lines if line.startswith("==> ")]
+    timings = [
+        line for line in lines if re.fullmatch(r"    (crowd campaign|tournament) done in \d+\.\d s", line)
+    ]
+    assert stages == ["==> crowd campaign", "==> tournament"] and len(timings) == 2
+    # each table is preceded by a legend naming its columns
+    crowd_header = next(index for index, line in enumerate(lines) if line.startswith("topic "))
+    assert lines[crowd_header].split() == [
+        "topic",
+        "pool",
+        "rounds",
+        "judg.",
+        "top-5",
+        "(rank:docid)",
+        "oracle",
+    ]
+    legend = " ".join(lines[crowd_header - 3 : crowd_header])
+    for column in ("pool =", "rounds =", "judg. =", "top-5 =", "oracle ="):
+        assert column in legend
+    assert any(line.startswith("Columns: rank, docid; crowd =") for line in lines)
+    # each question's text sits under its row, wrapped at word boundaries, never cut mid-word
+    questions = dict(Topic.objects.filter(collection__name="demo").values_list("topic_id", "question"))
+    for topic_id, question in questions.items():
+        row = next(index for index, line in enumerate(lines) if line.split()[:1] == [topic_id])
+        shown = []
+        for line in lines[row + 1 :]:
+            if not line.startswith(" " * 9) or line.strip().startswith(("crowd", "tournament")):
+                break
+            shown.append(line.strip())
+        assert " ".join(shown) == question
+    assert all(len(line) <= 110 for line in lines if not line.startswith(("Dedicated", "Crowd")))
 
 
 @pytest.mark.django_db

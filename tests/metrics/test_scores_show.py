@@ -47,14 +47,25 @@ def test_scores_show_computes_missing_scores_under_canonical_names(campaign):
         f"{'good':<16}{1.0:>12.4f}{1.0:>12.4f}",
         f"{'poor':<16}{0.5:>12.4f}{0.0:>12.4f}",
     ]
-    assert lines == [
+    header = lines.index(rows[0])
+    assert lines[:2] == [
         "",
-        "Runs scored against campaign shown's combined preference qrels:",
-        *rows,
-        "",
-        "The same runs against the graded qrels:",
-        *rows,
+        "Runs scored against campaign shown's combined preference qrels (the campaign's top-k above the grades):",
     ]
+    # a legend names every column before the first table
+    assert " ".join(lines[2:header]) == (
+        "Columns: each run's mean over 2 topics, best first; rr = reciprocal rank; p@k = precision; "
+        "rr and p count a value of 1 or more as relevant."
+    )
+    assert lines[header : header + 11] == [
+        *rows,
+        "",
+        "The same runs against the graded qrels (grades only):",
+        *rows,
+        "",
+    ]
+    # and one sentence says what tells the two tables apart
+    assert " ".join(lines[header + 11 :]).startswith("The difference: the graded qrels treat every passage")
     # one row per run, measure and qrels kind
     assert sorted(RunScore.objects.values_list("qrels_kind", "measure")) == sorted(
         [(kind, measure) for kind in ("combined", "graded") for measure in ("rr", "p@1")] * 2

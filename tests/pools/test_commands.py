@@ -100,10 +100,17 @@ def test_demo_load_is_idempotent(demo_dir, media_root, django_capture_on_commit_
     with django_capture_on_commit_callbacks(execute=True):
         call("demo_load", "--dir", str(demo_dir))
     # then the second load changes nothing and leaves one file per run
-    assert first == (
-        "collection demo: topics 2 created, 0 updated, 0 unchanged; passages 4 created, 0 updated, 0 unchanged; "
-        "graded judgments 4 created, 0 updated, 0 unchanged; runs alpha, beta\n"
-    )
+    assert first.splitlines() == [
+        "collection demo (strict: rows naming an unknown topic are refused)",
+        "  created / updated / unchanged = rows this load added, changed, or found as in the file",
+        "                     created  updated  unchanged",
+        "  topics                   2        0          0",
+        "  passages                 4        0          0",
+        "  graded judgments         4        0          0",
+        "  runs (replaced on every load):",
+        "    alpha             2 topics      2 lines",
+        "    beta               1 topic       1 line",
+    ]
     assert rows == (
         [("d1", "Why is the sky blue?", "", None), ("d2", "How do cats purr?", "cats", 1)],
         [(f"p{n}", f"Passage {n} <em>about</em> things.") for n in range(1, 5)],

@@ -1,21 +1,27 @@
 import logging
+import textwrap
+import time
 from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
-from django.db.models import Count
+from django.db.models import Count, Q
 
 from judging.engine import DEFAULT_PARAMS, CrowdParams, PerfectOracle, tournament_judgment_bound
 from judging.models import Campaign
 from judging.selectors import campaign_judgment_counts, campaign_progress, campaign_ranked
 from judging.services import campaign_create, campaign_delete, campaign_start
 from judging.services.simulation import campaign_simulate, tournament_simulate
-from pools.models import Collection, GradedJudgment, Topic
+from pools.models import Collection, GradedJudgment, Item, Topic
 from pools.trec import TrecFormatError, read_qrels
 
 CROWD_CAMPAIGN = "demo-crowd"
 TOURNAMENT_CAMPAIGN = "demo-tournament"
-QUESTION_WIDTH = 48
+# The demo's tables fit a 110-column terminal; texts wrap at word boundaries (never cut mid-word).
+TABLE_WIDTH = 110
+TOP_WIDTH = 62
+TEXT_INDENT = 9
+PASSAGE_WIDTH = 60
 
 
 class Command(BaseCommand):
@@ -58,24 +64,35 @@ class Command(BaseCommand):
             values = read_qrels(oracle)
         except (OSError, TrecFormatError) as error:
             raise CommandError(str(error)) from None
+        oracle_name = Path(oracle).name
         oracle = PerfectOracle(values)
         # Eager tasks log one line each at INFO; the table is the demo's output.
         logging.getLogger("celery.app.trace").setLevel(logging.WARNING)
         for campaign in Campaign.objects.filter(name__in=[CROWD_CAMPAIGN, TOURNAMENT_CAMPAIGN]):
             campaign_delete(campaign=campaign)
 
+        started = _stage(
+            self.stdout,
+            "crowd campaign",
+            f"simulated crowd workers judge pairs of passages for every question of collection {collection.name}",
+        )
         crowd = campaign_create(collection=collection, name=CROWD_CAMPAIGN, k=k, seed=seed)
         crowd = campaign_start(campaign=crowd)
         report = campaign_simulate(campaign=crowd, oracle=oracle, worker_count=workers)
-        self._print_crowd(crowd, oracle, report)
+        self._print_crowd(crowd, oracle, oracle_name, report, workers)
+        _stage_done(self.stdout, "crowd campaign", started)
 
         topic_id = tournament_topic or self._largest_pool_topic(crowd)
+        started = _stage(
+            self.stdout, "tournament", f"one dedicated assessor finds the top-{k} of topic {topic_id} alone"
+        )
         tournament = campaign_create(
             collection=collection, name=TOURNAMENT_CAMPAIGN, mode="tournament", k=k, seed=seed
         )
         tournament = campaign_start(campaign=tournament, topic_ids=[topic_id])
         judgments = tournament_simulate(campaign=tournament, oracle=oracle)
-        self._print_tournament(tournament, topic_id, judgments, oracle)
+        self._print_tournament(tournament, topic_id, judgments, oracle, crowd)
+        _stage_done(self.stdout, "tournament", started)
         open_crowd, open_tournament = open_for_browser_judging(collection=collection, k=k, seed=seed)
         self.stdout.write(
             f"\nOpen to judge in the browser (/judge/): crowd campaign {open_crowd.name} "
@@ -88,51 +105,93 @@ class Command(BaseCommand):
         )
         return sizes.values_list("topic__topic_id", flat=True).first()
 
-    def _print_crowd(self, campaign: Campaign, oracle: PerfectOracle, report) -> None:
+    def _print_crowd(
+        self, campaign: Campaign, oracle: PerfectOracle, oracle_name: str, report, workers: int
+    ) -> None:
         campaign.refresh_from_db()
         progress = campaign_progress(campaign=campaign)
         ranked = campaign_ranked(campaign=campaign)
         counts = campaign_judgment_counts(campaign=campaign)
-        questions = dict(
-            Topic.objects.filter(collection=campaign.collection).values_list("topic_id", "question")
+        questions = _questions(campaign)
+        topics = campaign.campaign_topics.annotate(
+            size=Count("candidates", distinct=True),
+            stage_1_rounds=Count("rounds", filter=Q(rounds__stage=1), distinct=True),
+        ).values_list("topic__topic_id", "size", "stage_1_rounds")
+        pools = {topic_id: (size, rounds) for topic_id, size, rounds in topics}
+        k, F, P = campaign.k, campaign.final_stage_size, campaign.opponents
+        write = self.stdout.write
+        write(
+            f"Crowd campaign {campaign.name} (k={k}, F={F}, P={P}, seed {campaign.seed}): {campaign.status}; "
+            f"{progress.judgments} judgments in {report.hits} HITs of {campaign.preferences_per_hit}+"
+            f"{campaign.challenges_per_hit}, {report.discarded_hits} discarded, cost ${progress.spend_usd}"
         )
-        pools = dict(
-            campaign.campaign_topics.annotate(size=Count("candidates")).values_list("topic__topic_id", "size")
+        _legend(
+            write,
+            f"{workers} simulated workers follow the oracle ({oracle_name}, the true order). Pools "
+            f"of more than F={F} candidates play stage-1 rounds (P={P} or {P + 1} opponents each; a candidate that "
+            f"loses more than it wins is culled), then every pair left is judged once and ranked by wins "
+            f"(paper sections 4.1 and 4.3).",
         )
-        self.stdout.write(
-            f"Crowd campaign {campaign.name} (k={campaign.k}, F={campaign.final_stage_size}, P={campaign.opponents}, "
-            f"seed {campaign.seed}): {campaign.status}; {progress.judgments} judgments in {report.hits} HITs "
-            f"of {campaign.preferences_per_hit}+{campaign.challenges_per_hit}, {report.discarded_hits} discarded, "
-            f"cost ${progress.spend_usd}\n"
+        _legend(
+            write,
+            f"Columns: pool = candidates after thinning the grades; rounds = stage-1 rounds; judg. = judgments "
+            f"(all n(n-1)/2 pairs when pool <= F); top-{k} = the crowd's ranking, rank:docid; oracle = how many "
+            f"of the true top-{k} it found.",
         )
-        header = f"{'topic':<8} {'question':<{QUESTION_WIDTH}} {'pool':>4} {'judg.':>5}  top-{campaign.k} (rank:docid)   oracle agrees"
-        self.stdout.write(header)
-        self.stdout.write("-" * len(header))
+        header = f"{'topic':<8} {'pool':>4} {'rounds':>6} {'judg.':>5}  {f'top-{k} (rank:docid)':<{TOP_WIDTH}} oracle"
+        write(header)
+        write("-" * len(header))
         for topic_id in sorted(pools):
+            size, rounds = pools[topic_id]
             items = ranked.get(topic_id, [])
-            truth = oracle.ranking(topic_id, oracle.values.get(topic_id, {}))[: campaign.k]
+            truth = oracle.ranking(topic_id, oracle.values.get(topic_id, {}))[:k]
             agree = len({item.docid for item in items} & set(truth))
             top = " ".join(f"{item.rank}:{item.docid}" for item in items) or "(nothing to judge)"
-            self.stdout.write(
-                f"{topic_id:<8} {_shorten(questions.get(topic_id, '')):<{QUESTION_WIDTH}} {pools[topic_id]:>4} "
-                f"{counts.get(topic_id, 0):>5}  {top}   {agree}/{min(campaign.k, len(truth))}"
+            write(
+                f"{topic_id:<8} {size:>4} {rounds:>6} {counts.get(topic_id, 0):>5}  {top:<{TOP_WIDTH}} "
+                f"{agree}/{min(k, len(truth))}"
             )
+            for line in textwrap.wrap(questions.get(topic_id, ""), width=TABLE_WIDTH - TEXT_INDENT):
+                write(" " * TEXT_INDENT + line)
 
     def _print_tournament(
-        self, campaign: Campaign, topic_id: str, judgments: int, oracle: PerfectOracle
+        self, campaign: Campaign, topic_id: str, judgments: int, oracle: PerfectOracle, crowd: Campaign
     ) -> None:
+        write = self.stdout.write
         pool = campaign.campaign_topics.get(topic__topic_id=topic_id).candidates.count()
         ranked = campaign_ranked(campaign=campaign).get(topic_id, [])
+        crowd_ranked = {item.docid: item.rank for item in campaign_ranked(campaign=crowd).get(topic_id, [])}
+        texts = dict(
+            Item.objects.filter(
+                collection=campaign.collection, docid__in=[item.docid for item in ranked]
+            ).values_list("docid", "text")
+        )
         truth = oracle.ranking(topic_id, oracle.values.get(topic_id, {}))[: campaign.k]
-        self.stdout.write(
-            f"\nDedicated tournament {campaign.name} on topic {topic_id} (pool {pool}): {judgments} judgments "
-            f"(bound |C| + (k-1)*ceil(log2 |C|) = {tournament_judgment_bound(pool, campaign.k)})"
+        bound = tournament_judgment_bound(pool, campaign.k)
+        write(
+            f"Dedicated tournament {campaign.name} on topic {topic_id} (pool {pool}): {judgments} judgments "
+            f"(bound |C| + (k-1)*ceil(log2 |C|) = {bound})"
+        )
+        for line in textwrap.wrap(_questions(campaign).get(topic_id, ""), width=TABLE_WIDTH - 2):
+            write("  " + line)
+        _legend(
+            write,
+            f"A single-elimination tournament over the same pool (paper section 4.2): {pool - 1} matches find "
+            f"the best passage, then only its path is replayed for each next place ({pool * (pool - 1) // 2} "
+            f"judgments for all pairs).",
+        )
+        _legend(
+            write,
+            f"Columns: rank, docid; crowd = its rank in the crowd's top-{campaign.k} ('-' if absent); oracle = "
+            f"'yes' if the oracle ranks it the same; the passage's opening words.",
         )
         for item in ranked:
-            mark = (
-                "" if item.rank > len(truth) or truth[item.rank - 1] == item.docid else "   (oracle differs)"
+            same = item.rank <= len(truth) and truth[item.rank - 1] == item.docid
+            opening = textwrap.shorten(texts.get(item.docid, ""), width=PASSAGE_WIDTH, placeholder=" ...")
+            write(
+                f"  {item.rank}. {item.docid:<12} crowd {crowd_ranked.get(item.docid, '-')!s:<2} "
+                f"oracle {'yes' if same else 'no (oracle differs)':<3}  {opening}"
             )
-            self.stdout.write(f"  {item.rank}. {item.docid}{mark}")
 
 
 OPEN_CROWD_CAMPAIGN = "demo-open-crowd"
@@ -155,5 +214,22 @@ def open_for_browser_judging(*, collection: Collection, k: int = 5, seed: int = 
     return crowd, tournament
 
 
-def _shorten(text: str) -> str:
-    return text if len(text) <= QUESTION_WIDTH else text[: QUESTION_WIDTH - 1] + "…"
+def _stage(out, name: str, what: str) -> float:
+    """Start one stage of the demo's story: the same line `make demo` prints for its own stages."""
+    out.write(f"\n==> {name}: {what}")
+    return time.monotonic()
+
+
+def _stage_done(out, name: str, started: float) -> None:
+    out.write(f"    {name} done in {time.monotonic() - started:.1f} s")
+
+
+def _legend(write, text: str) -> None:
+    """A paragraph explaining the table below, wrapped at word boundaries."""
+    write("")
+    for line in textwrap.wrap(text, width=TABLE_WIDTH):
+        write(line)
+
+
+def _questions(campaign: Campaign) -> dict[str, str]:
+    return dict(Topic.objects.filter(collection=campaign.collection).values_list("topic_id", "question"))

@@ -1,12 +1,35 @@
 """Print the stored scores of a collection's runs: against a campaign's preference qrels, or the graded ones."""
 
+import textwrap
+
 from django.core.management.base import BaseCommand, CommandError
 
 from judging.models import Campaign
 from metrics.core.evaluate import parse_measure
+from metrics.core.trec import DEFAULT_THRESHOLD
 from metrics.models import RunScore
 from metrics.services import ScoreRequestError, run_scores_compute
 from metrics.tasks import CAMPAIGN_MEASURES
+
+# What each qrels kind puts in the ideal ranking ("Assessing top-k preferences", sections 5 and 6).
+KIND_MEANING = {
+    "combined": "the campaign's top-k above the grades",
+    "top_k": "the campaign's top-k only",
+    "best": "the campaign's best item only",
+}
+# One phrase per measure family for the legend; a family not listed is shown by its name alone.
+FAMILY_MEANING = {
+    "compat": "compatibility (normalised RBO, persistence p, with the closest ideal ranking; p = 0.8, 0.85, 0.95 "
+    "are the analogues of ndcg@3, @5, @20)",
+    "ndcg": "NDCG with the qrels value as gain",
+    "ap": "average precision",
+    "rr": "reciprocal rank",
+    "p": "precision",
+    "rbp": "rank-biased precision",
+    "esl": "expected search length",
+}
+BINARY_FAMILIES = ("ap", "rr", "p", "rbp", "esl")
+LEGEND_WIDTH = 110
 
 
 class Command(BaseCommand):
@@ -33,32 +56,44 @@ class Command(BaseCommand):
         collection = found.collection
         expected = collection.runs.count() * len(measures)
         # Graded scores are cheap and make the comparison the paper draws (Table 3).
-        for title, scores, source in (
+        tables = (
             (
-                f"Runs scored against campaign {found.name}'s {kind} preference qrels",
+                f"Runs scored against campaign {found.name}'s {kind} preference qrels ({KIND_MEANING[kind]})",
                 RunScore.objects.filter(campaign=found, qrels_kind=kind, measure__in=measures),
                 {"campaign": found, "qrels_kind": kind},
             ),
             (
-                "The same runs against the graded qrels",
+                "The same runs against the graded qrels (grades only)",
                 RunScore.objects.filter(
                     run__collection=collection, campaign__isnull=True, measure__in=measures
                 ),
                 {"collection": collection},
             ),
-        ):
+        )
+        for number, (title, scores, source) in enumerate(tables):
             if scores.count() < expected:
                 try:
                     run_scores_compute(measures=measures, **source)
                 except ScoreRequestError as error:
                     raise CommandError(str(error)) from None
-            self._write_table(title, scores.select_related("run"), measures)
+            self._write_table(title, scores.select_related("run"), measures, with_legend=number == 0)
+        self.stdout.write("")
+        self._write_wrapped(
+            "The difference: the graded qrels treat every passage of a grade as equally good, so any grade-4 "
+            f"passage at rank 1 is perfect; the {kind} qrels also require the passages the campaign's judges "
+            "preferred, in their order, so a run that misses them scores lower in the first table only "
+            "(Assessing top-k preferences, section 6)."
+        )
 
-    def _write_table(self, title: str, scores, measures: list[str]) -> None:
+    def _write_table(self, title: str, scores, measures: list[str], *, with_legend: bool) -> None:
         table: dict[str, dict[str, float]] = {}
+        topics: set[int] = set()
         for score in scores:
             table.setdefault(score.run.name, {})[score.measure] = score.mean
+            topics.add(score.topic_count)
         self.stdout.write(f"\n{title}:")
+        if with_legend:
+            self._write_wrapped(_legend(measures, topics))
         header = f"{'run':<16}" + "".join(f"{name:>12}" for name in measures)
         self.stdout.write(header)
         self.stdout.write("-" * len(header))
@@ -69,3 +104,25 @@ class Command(BaseCommand):
                 f"{run_name:<16}"
                 + "".join(f"{row[name]:>12.4f}" if name in row else f"{'-':>12}" for name in measures)
             )
+
+    def _write_wrapped(self, text: str) -> None:
+        for line in textwrap.wrap(text, width=LEGEND_WIDTH):
+            self.stdout.write(line)
+
+
+def _legend(measures: list[str], topic_counts: set[int]) -> str:
+    """One sentence naming every column: what the rows hold and what each measure is."""
+    topics = f"{topic_counts.pop()} topics" if len(topic_counts) == 1 else "the topics"
+    families = [name.split("@")[0] for name in measures]
+    meanings = [
+        f"{family}{'@p' if family == 'compat' else '@k' if '@' in name else ''} = {FAMILY_MEANING[family]}"
+        for family, name in dict(zip(families, measures, strict=True)).items()
+        if family in FAMILY_MEANING
+    ]
+    binary = [family for family in dict.fromkeys(families) if family in BINARY_FAMILIES]
+    note = (
+        f"; {' and '.join(binary)} count a value of {DEFAULT_THRESHOLD:g} or more as relevant"
+        if binary
+        else ""
+    )
+    return f"Columns: each run's mean over {topics}, best first; {'; '.join(meanings)}{note}."

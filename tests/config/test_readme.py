@@ -1,0 +1,89 @@
+"""The README's commands work as written: every `toppref` example parses, reads files that exist, and writes
+only into the git-ignored scratch folder."""
+
+import re
+import shlex
+import subprocess
+
+import pytest
+
+from config.cli import build_parser
+from tests.conftest import REPO_DIR
+
+README = (REPO_DIR / "README.md").read_text(encoding="utf-8")
+SETUP_LINES = ('export PATH="$PWD/.venv/bin:$PATH"', "CAST=../shared/data/cast2019", "mkdir -p scratch")
+# Shell operators that end a toppref command inside a longer line (a pipe, a redirect, a loop's `;`).
+COMMAND_ENDS = {"|", ";", ">", "2>", "&&", "<"}
+OUTPUT_OPTIONS = {"-o", "--out", "--output"}
+
+
+def _code_blocks(text: str) -> list[str]:
+    return re.findall(r"^```[a-z]*\n(.*?)^```", text, flags=re.DOTALL | re.MULTILINE)
+
+
+def _shell_lines(block: str) -> list[str]:
+    """Logical lines that run toppref: continuations joined, a leading prompt (`$ `) removed."""
+    lines = block.replace("\\\n", " ").splitlines()
+    commands = [line.removeprefix("$ ").strip() for line in lines]
+    return [line for line in commands if re.match(r"(toppref|for .*; do toppref)\s", line)]
+
+
+def _toppref_commands() -> list[tuple[str, list[str], list[str]]]:
+    """(line, toppref arguments, the rest of the line's tokens) for every toppref command in a code block."""
+    commands = []
+    for block in _code_blocks(README):
+        for line in _shell_lines(block):
+            lexer = shlex.shlex(line, posix=True, punctuation_chars="|;&<>")
+            lexer.whitespace_split = True
+            tokens = list(lexer)
+            for start, token in enumerate(tokens):
+                if token != "toppref" or (start and tokens[start - 1] not in ("do", ";")):
+                    continue
+                end = next(
+                    (i for i in range(start + 1, len(tokens)) if tokens[i] in COMMAND_ENDS), len(tokens)
+                )
+                commands.append((line, tokens[start + 1 : end], tokens[end:]))
+    return commands
+
+
+COMMANDS = _toppref_commands()
+
+
+def test_the_readme_says_once_how_to_reach_toppref_and_the_data():
+    blocks = _code_blocks(README)
+    setup = [block for block in blocks if all(line in block for line in SETUP_LINES)]
+    assert len(setup) == 1
+    assert len(COMMANDS) >= 15
+
+
+@pytest.mark.parametrize(("line", "arguments", "rest"), COMMANDS, ids=[" ".join(c[1][:2]) for c in COMMANDS])
+def test_every_toppref_example_parses_and_writes_only_into_scratch(line, arguments, rest):
+    values = [
+        argument.replace("$CAST", "../shared/data/cast2019").replace("$k", "5") for argument in arguments
+    ]
+    # argparse exits with status 2 (and says why on stderr) when an example does not match the parser
+    build_parser().parse_args(values)
+    outputs = [values[i + 1] for i, value in enumerate(values[:-1]) if value in OUTPUT_OPTIONS]
+    outputs += [rest[i + 1] for i, token in enumerate(rest[:-1]) if token == ">"]
+    for output in outputs:
+        assert output.startswith("scratch/"), f"{line!r} writes {output!r} outside scratch/"
+
+
+def test_the_files_the_examples_read_exist(cast_dir):
+    named = {
+        argument.replace("$CAST", str(cast_dir))
+        for _, arguments, _ in COMMANDS
+        for argument in arguments
+        if argument.startswith("$CAST/") and "*" not in argument
+    }
+    assert named and [path for path in sorted(named) if not (REPO_DIR / path).exists()] == []
+
+
+def test_scratch_outputs_are_git_ignored():
+    ignored = subprocess.run(
+        ["git", "check-ignore", "scratch/pools.txt", "scratch/fig4.png"],
+        cwd=REPO_DIR,
+        capture_output=True,
+        text=True,
+    )
+    assert ignored.stdout.split() == ["scratch/pools.txt", "scratch/fig4.png"]
