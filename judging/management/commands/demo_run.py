@@ -198,14 +198,22 @@ OPEN_CROWD_CAMPAIGN = "demo-open-crowd"
 OPEN_TOURNAMENT_CAMPAIGN = "demo-open-tournament"
 
 
-def open_for_browser_judging(*, collection: Collection, k: int = 5, seed: int = 1) -> tuple[Campaign, Campaign]:
+def open_for_browser_judging(
+    *, collection: Collection, k: int = 5, seed: int = 1
+) -> tuple[Campaign, Campaign]:
     """Leave one campaign of each mode running for people to judge at /judge/: a local crowd campaign over
     every topic (HITs built) and a dedicated tournament on the topic with the smallest pool of at least k+1
     candidates, so that a newcomer finishes a topic in a few minutes. Replaces earlier ones."""
     for campaign in Campaign.objects.filter(name__in=[OPEN_CROWD_CAMPAIGN, OPEN_TOURNAMENT_CAMPAIGN]):
         campaign_delete(campaign=campaign)
-    crowd = campaign_start(campaign=campaign_create(collection=collection, name=OPEN_CROWD_CAMPAIGN, k=k, seed=seed))
-    sizes = crowd.campaign_topics.annotate(size=Count("candidates")).filter(size__gt=k).order_by("size", "topic__topic_id")
+    crowd = campaign_start(
+        campaign=campaign_create(collection=collection, name=OPEN_CROWD_CAMPAIGN, k=k, seed=seed)
+    )
+    sizes = (
+        crowd.campaign_topics.annotate(size=Count("candidates"))
+        .filter(size__gt=k)
+        .order_by("size", "topic__topic_id")
+    )
     topic_id = sizes.values_list("topic__topic_id", flat=True).first()
     tournament = campaign_create(
         collection=collection, name=OPEN_TOURNAMENT_CAMPAIGN, mode="tournament", k=k, seed=seed
