@@ -23,8 +23,8 @@ from judging.services.errors import CampaignStateError
 from judging.services.judgments import worker_get_or_create
 from judging.services.publishing import (
     PublishReport,
-    _campaign_state_save,
     campaign_info,
+    campaign_provider_state_save,
     campaign_publish,
     provider_for,
 )
@@ -261,7 +261,7 @@ def _exclusions_push(*, campaign: Campaign, provider: CrowdProvider) -> int:
     if not excluded:
         return 0
     state = provider.exclude(campaign=campaign_info(campaign=campaign), worker_ids=excluded)
-    _campaign_state_save(campaign=campaign, state=state)
+    campaign_provider_state_save(campaign=campaign, state=state)
     return len(excluded)
 
 
@@ -295,7 +295,7 @@ def _expire(*, campaign: Campaign, provider: CrowdProvider, hits: QuerySet[Hit])
     if not external_ids:
         return 0
     provider.expire(campaign=campaign_info(campaign=campaign), hit_external_ids=external_ids)
-    _campaign_state_save(campaign=campaign, state={"expired_hits": sorted(done | set(external_ids))})
+    campaign_provider_state_save(campaign=campaign, state={"expired_hits": sorted(done | set(external_ids))})
     return len(external_ids)
 
 

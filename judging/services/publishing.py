@@ -259,7 +259,7 @@ def _publish(
 ) -> None:
     stages = _hit_stages([hit.pk for hit in chosen])
     state = provider.prepare(campaign=info, stages=sorted(set(stages.values())))
-    _campaign_state_save(campaign=campaign, state={**state, "auto_publish": True})
+    campaign_provider_state_save(campaign=campaign, state={**state, "auto_publish": True})
     info = campaign_info(campaign=campaign)
     hits = [
         HitInfo(
@@ -284,7 +284,7 @@ def _publish(
     expired = campaign.provider_state.get("expired_hits", [])
     if external_ids & set(expired):
         # A Prolific study stopped at a pause reopens with its new places: it may be stopped again.
-        _campaign_state_save(
+        campaign_provider_state_save(
             campaign=campaign, state={"expired_hits": [key for key in expired if key not in external_ids]}
         )
     logger.info("campaign %s: published %d HIT(s) to %s", campaign.name, len(chosen), campaign.provider)
@@ -346,7 +346,7 @@ def _campaign_note(*, campaign: Campaign, note: str) -> None:
 
 
 @transaction.atomic
-def _campaign_state_save(*, campaign: Campaign, state: dict[str, Any]) -> None:
+def campaign_provider_state_save(*, campaign: Campaign, state: dict[str, Any]) -> None:
     """Store what the provider set up (merged over what is stored), under the campaign's row lock."""
     locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
     locked.provider_state = {**locked.provider_state, **state}
