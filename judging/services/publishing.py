@@ -219,7 +219,7 @@ def campaign_publish(
             outstanding = (
                 Decimal("0")
                 if provider.reserves_on_publish
-                else report.spent_before_usd - _paid_usd(campaign=campaign)
+                else report.spent_before_usd - paid_usd(campaign=campaign)
             )
             payable = max(int((report.balance_usd - outstanding) // cost), 0)
             if payable < len(chosen):
@@ -354,7 +354,7 @@ def campaign_provider_state_save(*, campaign: Campaign, state: dict[str, Any]) -
     campaign.provider_state = locked.provider_state
 
 
-def _paid_usd(*, campaign: Campaign) -> Decimal:
+def paid_usd(*, campaign: Campaign) -> Decimal:
     """What the provider has been paid so far: every paid assignment's pay plus its HIT's fee."""
     paid = Decimal("0")
     rows = Assignment.objects.filter(campaign=campaign, paid_at__isnull=False).values_list(

@@ -133,6 +133,7 @@ def test_the_local_crowd_publishes_nothing_outside_and_is_paid_on_sync():
     first.refresh_from_db()
     assert (first.reward_usd, first.fee_usd, first.external_id) == (Decimal("2.00"), Decimal("0.40"), "")
     assert "approved 2, recorded 2 payment(s)" in output
+    assert "money: spent $7.20 (paid $4.80, the rest owed or reserved), budget none" in output.splitlines()
     assert sorted(Assignment.objects.filter(campaign=campaign).values_list("paid_usd", flat=True)) == [
         Decimal("2.00"),
         Decimal("2.00"),
