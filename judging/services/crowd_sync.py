@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
@@ -23,10 +24,13 @@ from judging.services.errors import CampaignStateError
 from judging.services.judgments import worker_get_or_create
 from judging.services.publishing import (
     PublishReport,
-    _campaign_state_save,
     campaign_info,
+    campaign_provider_state_save,
     campaign_publish,
+    campaign_spend_usd,
+    paid_usd,
     provider_for,
+    usd,
 )
 
 logger = logging.getLogger(__name__)
@@ -53,6 +57,9 @@ class SyncReport:
     expired: int = 0
     published: PublishReport | None = None
     notes: list[str] = field(default_factory=list)
+    spent_usd: Decimal = Decimal("0")
+    paid_usd: Decimal = Decimal("0")
+    budget_usd: Decimal | None = None
 
     def lines(self) -> list[str]:
         lines = [
@@ -63,12 +70,24 @@ class SyncReport:
         ]
         if self.published is not None:
             lines.extend(self.published.lines())
+        lines.append(
+            f"money: spent {usd(self.spent_usd)} (paid {usd(self.paid_usd)}, the rest owed or reserved), "
+            f"budget {usd(self.budget_usd)}"
+        )
         lines.extend(self.notes)
         return lines
 
 
 def campaign_sync(*, campaign: Campaign, provider: CrowdProvider | None = None) -> SyncReport:
     """Bring the campaign and its provider in line (safe to run any number of times): see the module."""
+    report = _campaign_sync(campaign=campaign, provider=provider)
+    report.spent_usd = campaign_spend_usd(campaign=campaign)
+    report.paid_usd = paid_usd(campaign=campaign)
+    report.budget_usd = campaign.budget_usd
+    return report
+
+
+def _campaign_sync(*, campaign: Campaign, provider: CrowdProvider | None) -> SyncReport:
     campaign.refresh_from_db()
     report = SyncReport(campaign=campaign.name, provider=campaign.provider)
     if campaign.mode != Campaign.Mode.CROWD or campaign.status == Campaign.Status.DRAFT:
@@ -261,7 +280,7 @@ def _exclusions_push(*, campaign: Campaign, provider: CrowdProvider) -> int:
     if not excluded:
         return 0
     state = provider.exclude(campaign=campaign_info(campaign=campaign), worker_ids=excluded)
-    _campaign_state_save(campaign=campaign, state=state)
+    campaign_provider_state_save(campaign=campaign, state=state)
     return len(excluded)
 
 
@@ -295,7 +314,7 @@ def _expire(*, campaign: Campaign, provider: CrowdProvider, hits: QuerySet[Hit])
     if not external_ids:
         return 0
     provider.expire(campaign=campaign_info(campaign=campaign), hit_external_ids=external_ids)
-    _campaign_state_save(campaign=campaign, state={"expired_hits": sorted(done | set(external_ids))})
+    campaign_provider_state_save(campaign=campaign, state={"expired_hits": sorted(done | set(external_ids))})
     return len(external_ids)
 
 

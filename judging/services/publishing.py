@@ -219,7 +219,7 @@ def campaign_publish(
             outstanding = (
                 Decimal("0")
                 if provider.reserves_on_publish
-                else report.spent_before_usd - _paid_usd(campaign=campaign)
+                else report.spent_before_usd - paid_usd(campaign=campaign)
             )
             payable = max(int((report.balance_usd - outstanding) // cost), 0)
             if payable < len(chosen):
@@ -259,7 +259,7 @@ def _publish(
 ) -> None:
     stages = _hit_stages([hit.pk for hit in chosen])
     state = provider.prepare(campaign=info, stages=sorted(set(stages.values())))
-    _campaign_state_save(campaign=campaign, state={**state, "auto_publish": True})
+    campaign_provider_state_save(campaign=campaign, state={**state, "auto_publish": True})
     info = campaign_info(campaign=campaign)
     hits = [
         HitInfo(
@@ -284,7 +284,7 @@ def _publish(
     expired = campaign.provider_state.get("expired_hits", [])
     if external_ids & set(expired):
         # A Prolific study stopped at a pause reopens with its new places: it may be stopped again.
-        _campaign_state_save(
+        campaign_provider_state_save(
             campaign=campaign, state={"expired_hits": [key for key in expired if key not in external_ids]}
         )
     logger.info("campaign %s: published %d HIT(s) to %s", campaign.name, len(chosen), campaign.provider)
@@ -346,7 +346,7 @@ def _campaign_note(*, campaign: Campaign, note: str) -> None:
 
 
 @transaction.atomic
-def _campaign_state_save(*, campaign: Campaign, state: dict[str, Any]) -> None:
+def campaign_provider_state_save(*, campaign: Campaign, state: dict[str, Any]) -> None:
     """Store what the provider set up (merged over what is stored), under the campaign's row lock."""
     locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
     locked.provider_state = {**locked.provider_state, **state}
@@ -354,7 +354,7 @@ def _campaign_state_save(*, campaign: Campaign, state: dict[str, Any]) -> None:
     campaign.provider_state = locked.provider_state
 
 
-def _paid_usd(*, campaign: Campaign) -> Decimal:
+def paid_usd(*, campaign: Campaign) -> Decimal:
     """What the provider has been paid so far: every paid assignment's pay plus its HIT's fee."""
     paid = Decimal("0")
     rows = Assignment.objects.filter(campaign=campaign, paid_at__isnull=False).values_list(

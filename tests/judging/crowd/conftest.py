@@ -27,7 +27,7 @@ def crowd_settings(settings, monkeypatch, tmp_path):
     settings.TOPPREF_PUBLIC_URL = PUBLIC_URL
     settings.TOPPREF_MTURK_ENV = "sandbox"
     settings.TOPPREF_MTURK_ENDPOINT_URL = ""
-    settings.TOPPREF_CROWD_TIMEOUT_SECONDS = 1.0
+    settings.TOPPREF_CROWD_TIMEOUT_SECONDS = 5.0
     for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "PROLIFIC_API_TOKEN"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDTOPPREFTEST")

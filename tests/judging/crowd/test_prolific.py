@@ -7,12 +7,21 @@ from decimal import Decimal
 import pytest
 from django.core.management import CommandError, call_command
 
-from judging.models import Assignment, Campaign, Hit
-from judging.services import assignment_start, hit_assign_next, hit_build, hit_discard, worker_get_or_create
+from judging.models import Assignment, Campaign, Hit, HitSlot
+from judging.services import (
+    assignment_start,
+    campaign_create,
+    campaign_start,
+    hit_assign_next,
+    hit_build,
+    hit_discard,
+    worker_get_or_create,
+)
 from judging.services.crowd_sync import campaign_sync
 from judging.services.publishing import campaign_completion_url, campaign_publish
 from tests.judging.crowd.conftest import PUBLIC_URL, complete_hit, running_campaign
 from tests.judging.crowd.fake_prolific import TOKEN, FakeProlific
+from tests.judging.factories import collection_with_grades, graded_pool
 
 
 @pytest.fixture
@@ -214,3 +223,30 @@ def test_work_returned_after_its_answers_were_stored_is_not_paid_nor_waited_for(
         "RETURNED",
         None,
     )
+
+
+@pytest.mark.django_db
+def test_hits_of_each_stage_go_to_that_stages_study(fake_prolific):
+    # Topic 1_1 has 12 candidates (stage 1), topic 1_2 has 6 (stage 2 at once).
+    collection = collection_with_grades({"1_1": graded_pool("a", 12), "1_2": graded_pool("b", 6)})
+    campaign = campaign_start(
+        campaign=campaign_create(collection=collection, name="stages", seed=3, provider="prolific")
+    )
+    hit_build(campaign=campaign)
+
+    campaign_publish(campaign=campaign)
+
+    campaign.refresh_from_db()
+    studies = campaign.provider_state["studies"]
+    assert set(studies) == {"stage-1", "stage-2"}
+    for hit in Hit.objects.filter(campaign=campaign):
+        stage = max(
+            HitSlot.objects.filter(hit=hit, pair__isnull=False).values_list("pair__round__stage", flat=True)
+        )
+        assert hit.external_id == studies[f"stage-{stage}"]
+    places = {study_id: study["total_available_places"] for study_id, study in fake_prolific.studies.items()}
+    assert places == {
+        study_id: Hit.objects.filter(campaign=campaign, external_id=study_id).count()
+        for study_id in studies.values()
+    }
+    assert fake_prolific.studies[studies["stage-2"]]["name"].endswith("(stage 2)")

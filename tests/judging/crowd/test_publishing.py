@@ -10,6 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
+from config.celery import app
 from judging.crowd import CrowdConfigError
 from judging.models import Assignment, Campaign, Hit
 from judging.services.crowd_sync import campaign_ids_to_sync, campaign_sync
@@ -132,6 +133,7 @@ def test_the_local_crowd_publishes_nothing_outside_and_is_paid_on_sync():
     first.refresh_from_db()
     assert (first.reward_usd, first.fee_usd, first.external_id) == (Decimal("2.00"), Decimal("0.40"), "")
     assert "approved 2, recorded 2 payment(s)" in output
+    assert "money: spent $7.20 (paid $4.80, the rest owed or reserved), budget none" in output.splitlines()
     assert sorted(Assignment.objects.filter(campaign=campaign).values_list("paid_usd", flat=True)) == [
         Decimal("2.00"),
         Decimal("2.00"),
@@ -208,3 +210,10 @@ def test_one_publish_at_a_time_per_campaign(fake_mturk):
     assert campaign_publish(campaign=campaign).hit_numbers == [2, 3]
     campaign.refresh_from_db()
     assert "publish_lease_until" not in campaign.provider_state
+
+
+def test_beat_syncs_crowd_campaigns_every_few_minutes(settings):
+    entry = settings.CELERY_BEAT_SCHEDULE["crowd-sync-running"]
+
+    assert entry["task"] in app.tasks and entry["task"] == crowd_sync_running_task.name
+    assert 60 <= entry["schedule"] <= 600
