@@ -291,3 +291,24 @@ def test_pages_run_under_their_content_security_policy_without_violations(live_s
     page.wait_for_selector(".swagger-ui", timeout=20_000)
     screenshot(page, "api_docs_under_csp")
     assert violations == [], "\n".join(violations)
+
+
+def test_the_pair_page_works_without_javascript(live_server, browser):
+    tournament_campaign()
+    user_with_role("assessor", "assessors")
+    context = browser.new_context(java_script_enabled=False, viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    log_in_with_keyboard(page, live_server.url, "assessor")
+    page.goto(f"{live_server.url}/judge/next/")
+    page.click("#start-judging")
+    for _ in range(3):
+        before = page.inner_text("#judge .progress-label")
+        page.click("#choose-right")  # a plain POST, then a 303 to the next pair
+        assert page.inner_text("#judge .progress-label") != before
+    screenshot(page, "pair_without_javascript")
+    context.close()
+
+    judgments = TournamentJudgment.objects.all()
+    assert judgments.count() == 3 and {j.winner_side for j in judgments} == {"right"}
+    # without the script the server times each answer from the signed time the pair was rendered
+    assert all(j.milliseconds is not None and 0 <= j.milliseconds < 60_000 for j in judgments)
