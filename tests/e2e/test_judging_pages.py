@@ -32,13 +32,20 @@ def demo_campaigns():
     return open_for_browser_judging(collection=Collection.objects.get(name="demo"), k=5, seed=1)
 
 
+def wait_for_focus(page, element_id: str) -> None:
+    """Chrome applies ``autofocus`` a frame after the load event: keys pressed before it would be lost."""
+    page.wait_for_function("id => document.activeElement && document.activeElement.id === id", arg=element_id)
+
+
 def log_in_with_keyboard(page, base_url: str, username: str) -> None:
     page.goto(f"{base_url}/judge/")
+    wait_for_focus(page, "id_username")
     page.keyboard.type(username)
     page.keyboard.press("Tab")
     page.keyboard.type(PASSWORD)
     page.keyboard.press("Enter")
     page.wait_for_selector("#judge-next")
+    wait_for_focus(page, "judge-next")
 
 
 def progress_label(page) -> str:
@@ -66,6 +73,7 @@ def test_assessor_finishes_a_demo_tournament_topic_with_the_keyboard_alone(live_
     page.keyboard.press("Enter")  # the start page focuses "Judge the next pair"
     page.wait_for_selector("#start-judging")
     assert page.url.endswith("/judge/instructions/?first=1")
+    wait_for_focus(page, "start-judging")
     page.keyboard.press("Enter")  # "start judging" has the focus
     page.wait_for_selector("#pair-form")
     page.evaluate("window.__noReload = true")
