@@ -3,6 +3,8 @@
 Documented environment: ``DJANGO_ENV`` (``development``, ``production`` or ``test``), ``DJANGO_SECRET_KEY``,
 ``DJANGO_ALLOWED_HOSTS``, ``DATABASE_URL`` and ``REDIS_URL``. With none of them set, toppref runs on a
 SQLite file in the project folder and executes Celery tasks in-process, so a newcomer needs nothing installed.
+The judging pages add ``TOPPREF_FRAME_ANCESTORS``, ``TOPPREF_MTURK_SUBMIT_HOSTS``, ``TOPPREF_HIT_TOKEN_MAX_AGE``
+and the login lockout's ``TOPPREF_LOGIN_FAILURE_LIMIT`` and ``TOPPREF_LOGIN_COOLOFF_MINUTES`` (block at the end).
 """
 
 from datetime import timedelta

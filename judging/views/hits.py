@@ -35,7 +35,7 @@ from judging.services import (
     judgment_submit,
     worker_get_or_create,
 )
-from judging.views.answers import parse_answer
+from judging.views.answers import parse_answer, shown_stamp
 from judging.views.tokens import TokenExpired, TokenInvalid, token_make, token_read
 
 PREVIEW_ASSIGNMENT = "ASSIGNMENT_ID_NOT_AVAILABLE"
@@ -332,7 +332,7 @@ def _render_assignment(request: HttpRequest, hit: Hit, assignment: Assignment, t
             "progress": state,
             "progress_label": f"{state['done']} of {state['total']} answered",
             "action": reverse("judging:hit_answer", args=[hit.public_id]),
-            "fields": {"token": token, "position": question["position"]},
+            "fields": {"token": token, "position": question["position"], "shown": shown_stamp()},
         },
     )
 

@@ -30,7 +30,7 @@ from judging.services import (
     tournament_next_pair,
     worker_for_user,
 )
-from judging.views.answers import parse_answer
+from judging.views.answers import parse_answer, shown_stamp
 from pools.models import Item
 
 ASSESSOR, CROWD = "assessors", "crowd"
@@ -187,6 +187,7 @@ def _tournament_page(request: HttpRequest, question, campaign: Campaign) -> Http
             "progress_label": f"topic {campaign_topic.topic.topic_id}: {progress['done']} judged, at most {progress['total'] - progress['done']} left",
             "action": reverse("judging:answer"),
             "fields": {
+                "shown": shown_stamp(),
                 "kind": "tournament",
                 "topic": campaign_topic.pk,
                 "left": question.left.pk,
@@ -209,7 +210,12 @@ def _hit_page(request: HttpRequest, assignment: Assignment, state: dict) -> Http
             "progress": state,
             "progress_label": f"HIT: {state['done']} of {state['total']} answered",
             "action": reverse("judging:answer"),
-            "fields": {"kind": "hit", "assignment": assignment.pk, "position": question["position"]},
+            "fields": {
+                "shown": shown_stamp(),
+                "kind": "hit",
+                "assignment": assignment.pk,
+                "position": question["position"],
+            },
         },
     )
 

@@ -32,13 +32,20 @@ def demo_campaigns():
     return open_for_browser_judging(collection=Collection.objects.get(name="demo"), k=5, seed=1)
 
 
+def wait_for_focus(page, element_id: str) -> None:
+    """Chrome applies ``autofocus`` a frame after the load event: keys pressed before it would be lost."""
+    page.wait_for_function("id => document.activeElement && document.activeElement.id === id", arg=element_id)
+
+
 def log_in_with_keyboard(page, base_url: str, username: str) -> None:
     page.goto(f"{base_url}/judge/")
+    wait_for_focus(page, "id_username")
     page.keyboard.type(username)
     page.keyboard.press("Tab")
     page.keyboard.type(PASSWORD)
     page.keyboard.press("Enter")
     page.wait_for_selector("#judge-next")
+    wait_for_focus(page, "judge-next")
 
 
 def progress_label(page) -> str:
@@ -66,6 +73,7 @@ def test_assessor_finishes_a_demo_tournament_topic_with_the_keyboard_alone(live_
     page.keyboard.press("Enter")  # the start page focuses "Judge the next pair"
     page.wait_for_selector("#start-judging")
     assert page.url.endswith("/judge/instructions/?first=1")
+    wait_for_focus(page, "start-judging")
     page.keyboard.press("Enter")  # "start judging" has the focus
     page.wait_for_selector("#pair-form")
     page.evaluate("window.__noReload = true")
@@ -291,3 +299,24 @@ def test_pages_run_under_their_content_security_policy_without_violations(live_s
     page.wait_for_selector(".swagger-ui", timeout=20_000)
     screenshot(page, "api_docs_under_csp")
     assert violations == [], "\n".join(violations)
+
+
+def test_the_pair_page_works_without_javascript(live_server, browser):
+    tournament_campaign()
+    user_with_role("assessor", "assessors")
+    context = browser.new_context(java_script_enabled=False, viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    log_in_with_keyboard(page, live_server.url, "assessor")
+    page.goto(f"{live_server.url}/judge/next/")
+    page.click("#start-judging")
+    for _ in range(3):
+        before = page.inner_text("#judge .progress-label")
+        page.click("#choose-right")  # a plain POST, then a 303 to the next pair
+        assert page.inner_text("#judge .progress-label") != before
+    screenshot(page, "pair_without_javascript")
+    context.close()
+
+    judgments = TournamentJudgment.objects.all()
+    assert judgments.count() == 3 and {j.winner_side for j in judgments} == {"right"}
+    # without the script the server times each answer from the signed time the pair was rendered
+    assert all(j.milliseconds is not None and 0 <= j.milliseconds < 60_000 for j in judgments)

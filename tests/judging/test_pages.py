@@ -527,3 +527,19 @@ def test_campaign_judging_status_counts_assessors_exclusions_and_answers_per_kin
         "workers_excluded": 1,
         "answers": {"preference": 13 - challenges, "challenge": challenges, "tournament": 0},
     }
+
+
+@pytest.mark.django_db
+def test_without_a_script_the_server_times_the_answer_from_a_signed_stamp(client):
+    tournament_campaign(grades={"2_1": graded_pool_for_two_hits()})
+    client = logged_in(client, user_with_role("ann", "assessors"))
+    html = client.get("/judge/next/").content.decode()
+    fields = {k: hidden(html, k) for k in ("kind", "topic", "left", "right")}
+    client.post("/judge/answer/", {**fields, "side": "left", "ms": "", "shown": hidden(html, "shown")})
+    html = client.get("/judge/next/").content.decode()
+    fields = {k: hidden(html, k) for k in ("kind", "topic", "left", "right")}
+    client.post("/judge/answer/", {**fields, "side": "left", "ms": "", "shown": hidden(html, "shown") + "x"})
+
+    timed, forged = TournamentJudgment.objects.order_by("pk")
+    assert timed.milliseconds is not None and 0 <= timed.milliseconds < 60_000
+    assert forged.milliseconds is None
