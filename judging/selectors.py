@@ -296,29 +296,6 @@ def tournament_progress(*, campaign_topic: CampaignTopic, k: int) -> dict[str, i
     return {"done": done, "total": max(bound, done + 1)}
 
 
-def campaign_judging_status(*, campaign: Campaign) -> dict[str, object]:
-    """What the browser judging adds to ``campaign_status --json``: assessors who judged in the campaign,
-    workers excluded after one of its HITs, and the answers stored per kind (preferences and challenges of
-    crowd HITs, tournament judgments)."""
-    crowd = Judgment.objects.filter(assignment__campaign=campaign)
-    return {
-        "assessors_active": TournamentJudgment.objects.filter(campaign_topic__campaign=campaign)
-        .values("assessor")
-        .distinct()
-        .count(),
-        "workers_excluded": Assignment.objects.filter(campaign=campaign, worker__is_excluded=True)
-        .values("worker")
-        .distinct()
-        .count(),
-        "answers": {
-            "preference": crowd.filter(slot__is_challenge=False).count(),
-            "challenge": crowd.filter(slot__is_challenge=True).count(),
-            "tournament": TournamentJudgment.objects.filter(campaign_topic__campaign=campaign).count(),
-        },
-    }
-RESEARCHERS_GROUP = "researchers"
-
-
 def user_is_researcher(*, user) -> bool:
     """Researchers' pages and API are for staff and members of the ``researchers`` group only."""
     if not user.is_authenticated or not user.is_active:

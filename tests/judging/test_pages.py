@@ -492,9 +492,17 @@ def test_hit_pages_of_a_local_campaign_are_not_reachable_with_mturk_parameters(c
 
 
 @pytest.mark.django_db
-def test_campaign_judging_status_counts_assessors_exclusions_and_answers_per_kind(client):
-    from judging.selectors import campaign_judging_status
+def test_campaign_status_counts_assessors_exclusions_and_answers_per_kind(client):
+    from judging.selectors import campaign_progress
     from tests.judging.factories import graded_pool
+
+    def judging_status(campaign):
+        progress = campaign_progress(campaign=campaign)
+        return {
+            "assessors_active": progress.assessors_active,
+            "workers_excluded": progress.workers_excluded,
+            "answers": progress.answers,
+        }
 
     tournament = tournament_campaign(grades={"2_1": graded_pool("t", 6), "2_2": graded_pool("u", 6)})
     for name in ("ann", "bob"):  # two assessors, each holding one topic
@@ -516,16 +524,16 @@ def test_campaign_judging_status_counts_assessors_exclusions_and_answers_per_kin
         ),
     )
 
-    assert campaign_judging_status(campaign=tournament) == {
+    assert judging_status(tournament) == {
         "assessors_active": 2,
         "workers_excluded": 0,
-        "answers": {"preference": 0, "challenge": 0, "tournament": 2},
+        "answers": {"preferences": 0, "challenges": 0, "tournament": 2},
     }
     challenges = sum(slot.is_challenge for slot in slots.values())
-    assert campaign_judging_status(campaign=crowd) == {
+    assert judging_status(crowd) == {
         "assessors_active": 0,
         "workers_excluded": 1,
-        "answers": {"preference": 13 - challenges, "challenge": challenges, "tournament": 0},
+        "answers": {"preferences": 13 - challenges, "challenges": challenges, "tournament": 0},
     }
 
 
