@@ -296,6 +296,9 @@ def tournament_progress(*, campaign_topic: CampaignTopic, k: int) -> dict[str, i
     return {"done": done, "total": max(bound, done + 1)}
 
 
+RESEARCHERS_GROUP = "researchers"
+
+
 def user_is_researcher(*, user) -> bool:
     """Researchers' pages and API are for staff and members of the ``researchers`` group only."""
     if not user.is_authenticated or not user.is_active:
