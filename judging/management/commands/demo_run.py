@@ -96,7 +96,7 @@ class Command(BaseCommand):
         open_crowd, open_tournament = open_for_browser_judging(collection=collection, k=k, seed=seed)
         self.stdout.write(
             f"\nOpen to judge in the browser (/judge/): crowd campaign {open_crowd.name} "
-            f"({open_crowd.hits.filter(status='open').count()} HITs), tournament {open_tournament.name}"
+            f"({open_crowd.hits.filter(status='open').count()} HITs),\n  tournament {open_tournament.name}"
         )
 
     def _largest_pool_topic(self, campaign: Campaign) -> str:
