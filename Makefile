@@ -51,6 +51,7 @@ benchmark: install
 	$(PY) benchmarks/measures.py
 	$(PY) benchmarks/pipeline.py
 	$(PY) benchmarks/import_runs.py
+	$(PY) benchmarks/dashboard.py --topics 40 --workers 100
 
 clean:
 	rm -rf $(VENV) db.sqlite3 db.sqlite3-* media staticfiles .pytest_cache

@@ -230,3 +230,18 @@ def test_unknown_export_kind_names_the_field(api, finished_campaign):
     response = api.post("/api/campaigns/demo-done/exports/", {"kind": "everything"}, format="json")
     assert response.status_code == 400 and "kind" in response.json()
     assert not Export.objects.exists()
+
+
+def test_score_now_is_for_the_owner_only(
+    api, outsiders, finished_campaign, django_capture_on_commit_callbacks
+):
+    from metrics.models import RunScore
+
+    RunScore.objects.filter(campaign=finished_campaign).delete()
+    for client, expected in outsiders:
+        with django_capture_on_commit_callbacks(execute=True):
+            assert client.post("/api/campaigns/demo-done/runs/score/").status_code == expected
+    assert not RunScore.objects.filter(campaign=finished_campaign).exists()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert api.post("/api/campaigns/demo-done/runs/score/").status_code == 202
+    assert RunScore.objects.filter(campaign=finished_campaign).count() == 4 * 9
