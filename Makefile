@@ -103,6 +103,7 @@ benchmark: install
 	$(PY) benchmarks/measures.py
 	$(PY) benchmarks/pipeline.py
 	$(PY) benchmarks/import_runs.py
+	$(PY) benchmarks/dashboard.py --topics 40 --workers 100
 
 # The figures under docs/ shown in the README, from the CAsT 2019 data (see "Reproducing the paper").
 figures: install

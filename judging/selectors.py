@@ -535,6 +535,7 @@ def campaign_forecast(*, campaign: Campaign, progress_table: dict[str, object], 
     """Money spent so far and the planner's forecast for the rest: ``judging.engine.plan_campaign`` over the
     current pool size of every unfinished crowd topic (its open round's candidates), a few seeded trials,
     cached until the campaign's progress changes. ``forecast_total_usd`` = spent + expected remaining."""
+    import hashlib
     import random
 
     from django.core.cache import cache
@@ -547,7 +548,9 @@ def campaign_forecast(*, campaign: Campaign, progress_table: dict[str, object], 
         for row in progress_table["topics"]
         if not row["is_finished"] and row["pool_sizes"]
     }
-    key = f"forecast:{campaign.pk}:{hash(tuple(sorted(pools.items())))}:{campaign.k}:{trials}"
+    # sha256, not hash(): the key must be the same in every process sharing the cache
+    signature = hashlib.sha256(repr((sorted(pools.items()), campaign.k, trials)).encode()).hexdigest()
+    key = f"forecast:{campaign.pk}:{signature}"
     remaining = cache.get(key)
     if remaining is None:
         remaining = {"hits": 0.0, "cost_usd": 0.0}

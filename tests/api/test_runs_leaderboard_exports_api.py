@@ -160,27 +160,27 @@ def test_leaderboard_equals_toppref_evaluate_on_the_exported_qrels(
     assert compared == 2 * len(runs)
 
 
-@pytest.mark.parametrize(
-    "kind", ["combined", "top_k", "best", "judgments", "judgments_release", "workers", "leaderboard"]
-)
+KINDS = ["combined", "top_k", "best", "judgments", "judgments_release", "workers", "leaderboard"]
+
+
 def test_every_export_kind_is_built_with_its_checksum_and_is_byte_identical_when_remade(
-    api, finished_campaign, kind, django_capture_on_commit_callbacks
+    api, finished_campaign, django_capture_on_commit_callbacks
 ):
-    contents = []
-    for _ in range(2):
-        with django_capture_on_commit_callbacks(execute=True):
-            response = api.post("/api/campaigns/demo-done/exports/", {"kind": kind}, format="json")
-        assert response.status_code == 202 and response.json()["kind"] == kind
-        detail = api.get(f"/api/exports/{response.json()['id']}/").json()
-        assert detail["status"] == "ready" and detail["progress"] == 1.0
-        content = b"".join(api.get(f"/api/exports/{detail['id']}/download/").streaming_content)
-        assert (
-            hashlib.sha256(content).hexdigest() == detail["checksum"] and len(content) == detail["size_bytes"]
-        )
-        contents.append(content)
-    assert contents[0] == contents[1] and contents[0]
+    for kind in KINDS:
+        contents = []
+        for _ in range(2):
+            with django_capture_on_commit_callbacks(execute=True):
+                response = api.post("/api/campaigns/demo-done/exports/", {"kind": kind}, format="json")
+            assert response.status_code == 202 and response.json()["kind"] == kind
+            detail = api.get(f"/api/exports/{response.json()['id']}/").json()
+            assert detail["status"] == "ready" and detail["progress"] == 1.0
+            content = b"".join(api.get(f"/api/exports/{detail['id']}/download/").streaming_content)
+            assert hashlib.sha256(content).hexdigest() == detail["checksum"]
+            assert len(content) == detail["size_bytes"]
+            contents.append(content)
+        assert contents[0] == contents[1] and contents[0], kind
     listed = api.get("/api/campaigns/demo-done/exports/").json()
-    assert listed["count"] == 2
+    assert listed["count"] == 2 * len(KINDS)
 
 
 def test_export_files_reveal_what_they_should(api, finished_campaign, django_capture_on_commit_callbacks):
@@ -230,3 +230,18 @@ def test_unknown_export_kind_names_the_field(api, finished_campaign):
     response = api.post("/api/campaigns/demo-done/exports/", {"kind": "everything"}, format="json")
     assert response.status_code == 400 and "kind" in response.json()
     assert not Export.objects.exists()
+
+
+def test_score_now_is_for_the_owner_only(
+    api, outsiders, finished_campaign, django_capture_on_commit_callbacks
+):
+    from metrics.models import RunScore
+
+    RunScore.objects.filter(campaign=finished_campaign).delete()
+    for client, expected in outsiders:
+        with django_capture_on_commit_callbacks(execute=True):
+            assert client.post("/api/campaigns/demo-done/runs/score/").status_code == expected
+    assert not RunScore.objects.filter(campaign=finished_campaign).exists()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert api.post("/api/campaigns/demo-done/runs/score/").status_code == 202
+    assert RunScore.objects.filter(campaign=finished_campaign).count() == 4 * 9
