@@ -115,7 +115,7 @@ def campaign_detail(request, name: str):
     campaign = _campaign(request, name)
     progress = _progress(campaign)
     forecast = selectors.campaign_forecast(campaign=campaign, progress_table=progress["table"])
-    spent = float(progress["summary"]["spent_usd"])
+    spent = float(progress["summary"].spend_usd)
     context = {
         "campaign": campaign,
         "progress": progress["summary"],
@@ -147,11 +147,11 @@ def campaign_progress_json(request, name: str):
             "topics_finished": progress["table"]["topics_finished"],
             "topics_total": progress["table"]["topics_total"],
             "percent": round(100 * progress["table"]["fraction_finished"]),
-            "pairs_judged": summary["pairs_judged"],
-            "pairs_queued": summary["pairs_queued"],
-            "pairs_in_hits": summary["pairs_in_hits"],
-            "hits": summary["hits"],
-            "spent_usd": f"{summary['spent_usd']:.2f}",
+            "pairs_judged": summary.judgments,
+            "pairs_queued": summary.pairs_queued,
+            "pairs_in_hits": summary.pairs_in_hits,
+            "hits": summary.hits,
+            "spent_usd": f"{summary.spend_usd:.2f}",
             "topics": {
                 row["topic"]: {"state": row["state"], "round": row["round"], "judged": row["pairs_judged"]}
                 for row in progress["table"]["topics"]

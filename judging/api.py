@@ -133,36 +133,49 @@ class CampaignSerializer(serializers.ModelSerializer):
 
 
 class CampaignProgressSerializer(serializers.Serializer):
+    """The keys of ``campaign_status --json`` plus the dashboard's names for the same counts."""
+
+    status = serializers.CharField()
+    topics_done = serializers.IntegerField()
     topics_total = serializers.IntegerField()
     topics_finished = serializers.IntegerField()
     fraction_finished = serializers.FloatField()
     topics_by_state = serializers.DictField(child=serializers.IntegerField())
+    rounds = serializers.IntegerField()
+    judgments = serializers.IntegerField()
+    tournament_judgments = serializers.IntegerField()
+    answers = serializers.DictField(child=serializers.IntegerField())
+    answers_total = serializers.IntegerField()
+    hits = serializers.DictField(child=serializers.IntegerField())
     hits_by_status = serializers.DictField(child=serializers.IntegerField())
+    hits_submitted = serializers.IntegerField()
     pairs_queued = serializers.IntegerField()
     pairs_in_hits = serializers.IntegerField()
     pairs_judged = serializers.IntegerField()
-    answers = serializers.IntegerField()
+    workers_active = serializers.IntegerField()
+    workers_excluded = serializers.IntegerField()
+    assessors_active = serializers.IntegerField()
+    spend_usd = serializers.DecimalField(max_digits=12, decimal_places=2)
     spent_usd = serializers.DecimalField(max_digits=12, decimal_places=2)
     budget_usd = serializers.DecimalField(max_digits=12, decimal_places=2, allow_null=True)
+    publish_note = serializers.CharField(allow_blank=True)
 
 
 def campaign_progress_data(campaign: Campaign) -> dict[str, object]:
+    """The campaign's progress for the API: the names of ``campaign_status --json`` (``status``,
+    ``topics_done``, ``topics_total``, ``judgments``, ``tournament_judgments``, ``hits``, ``workers_excluded``,
+    ``spend_usd``...) and, beside them, the dashboard's (``topics_finished``, ``pairs_judged``...)."""
     progress = selectors.campaign_progress(campaign=campaign)
-    topics = progress["topics"]
-    finished = topics.get("done", 0) + topics.get("nothing_to_judge", 0)
-    total = sum(topics.values())
+    total = progress.topics_total
     return {
-        "topics_total": total,
-        "topics_finished": finished,
-        "fraction_finished": finished / total if total else 0.0,
-        "topics_by_state": topics,
-        "hits_by_status": progress["hits"],
-        "pairs_queued": progress["pairs_queued"],
-        "pairs_in_hits": progress["pairs_in_hits"],
-        "pairs_judged": progress["pairs_judged"],
-        "answers": progress["answers"] + progress["tournament_judgments"],
-        "spent_usd": progress["spent_usd"],
-        "budget_usd": progress["budget_usd"],
+        **progress.as_json(),
+        "topics_finished": progress.topics_done,
+        "fraction_finished": progress.topics_done / total if total else 0.0,
+        "topics_by_state": progress.topics,
+        "hits_by_status": progress.hits,
+        "pairs_judged": progress.judgments,
+        "answers_total": sum(progress.answers.values()),
+        "spent_usd": progress.spend_usd,
     }
 
 

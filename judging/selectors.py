@@ -68,6 +68,20 @@ def campaign_preferences(*, campaign: Campaign, kind: str = "combined") -> dict[
     }
 
 
+def campaign_qrels_lines(*, campaign: Campaign, kind: str = "combined") -> list[str]:
+    """The campaign's preference qrels as ``topic Q0 docid value`` lines (trecio's exact number format), in
+    the order ``campaign_preferences`` gives the topics and by docid within a topic: what ``campaign_export``
+    prints and the dashboard's and API's exports store, readable by ``toppref compat`` and ``evaluate``."""
+    from trecio import qrels_line
+
+    preferences = campaign_preferences(campaign=campaign, kind=kind)
+    return [
+        qrels_line(topic_id, docid, value)
+        for topic_id, values in preferences.items()
+        for docid, value in sorted(values.items())
+    ]
+
+
 @dataclass(frozen=True)
 class CampaignProgress:
     """Where a campaign stands, for the dashboard, ``campaign_status`` and scripts.

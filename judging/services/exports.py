@@ -16,7 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from judging.models import Campaign, Export, Judgment, TournamentJudgment
-from judging.selectors import PREFERENCE_KINDS, campaign_preferences, campaign_worker_table
+from judging.selectors import PREFERENCE_KINDS, campaign_qrels_lines, campaign_worker_table
 from judging.services.errors import JudgingError
 
 # Kinds this app builds; ``leaderboard`` is the metrics app's (it owns the scores).
@@ -126,14 +126,7 @@ def export_content(*, campaign: Campaign, kind: str, progress: Progress | None =
     """The bytes of one export kind of a campaign (deterministic for a finished campaign)."""
     progress = progress or (lambda fraction: None)
     if kind in PREFERENCE_KINDS:
-        preferences = campaign_preferences(campaign=campaign, kind=kind)
-        # The same lines as ``manage.py campaign_export`` writes, readable by ``toppref compat``/``evaluate``.
-        text = "".join(
-            f"{topic_id} Q0 {docid} {value:g}\n"
-            for topic_id, values in preferences.items()
-            for docid, value in sorted(values.items())
-        )
-        return text.encode("utf-8")
+        return "".join(campaign_qrels_lines(campaign=campaign, kind=kind)).encode("utf-8")
     if kind == "workers":
         rows = sorted(campaign_worker_table(campaign=campaign), key=lambda row: row["worker"])
         return _csv(WORKER_COLUMNS, ([_cell(row[c]) for c in WORKER_COLUMNS] for row in rows))

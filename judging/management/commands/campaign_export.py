@@ -1,8 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from judging.models import Campaign
-from judging.selectors import PREFERENCE_KINDS, campaign_preferences
-from trecio import qrels_line
+from judging.selectors import PREFERENCE_KINDS, campaign_qrels_lines
 
 
 class Command(BaseCommand):
@@ -17,12 +16,7 @@ class Command(BaseCommand):
         campaign = Campaign.objects.filter(name=name).first()
         if campaign is None:
             raise CommandError(f"no campaign named {name!r}")
-        preferences = campaign_preferences(campaign=campaign, kind=kind)
-        lines = [
-            qrels_line(topic_id, docid, value)
-            for topic_id, values in preferences.items()
-            for docid, value in sorted(values.items())
-        ]
+        lines = campaign_qrels_lines(campaign=campaign, kind=kind)
         if out == "-":
             for line in lines:
                 self.stdout.write(line, ending="")
