@@ -21,6 +21,7 @@ from django.db import transaction
 from django.db.models import Count, Max, Q
 
 from judging.models import Campaign
+from metrics.core.comparison import holm
 from metrics.core.significance import bootstrap_ci, kendall_tau, sign_test, t_test
 from metrics.models import RunScore, TopicScore
 
@@ -202,7 +203,7 @@ def _measure_rows(
             differences = matrix[:, others] - matrix[:, [b]]
             for i, ps, pt in zip(others, sign_test(differences), t_test(differences), strict=True):
                 p_sign[names[i]], p_t[names[i]] = float(ps), float(pt)
-    holm_sign, holm_t = holm(p_sign), holm(p_t)
+    holm_sign, holm_t = _holm_by_run(p_sign), _holm_by_run(p_t)
     result, rank = [], 0
     for position, row in enumerate(group):
         # competition ranking: equal means share the better rank
@@ -228,16 +229,10 @@ def _measure_rows(
     return result
 
 
-def holm(p_values: dict[str, float]) -> dict[str, float]:
-    """Holm's step-down adjustment (Holm 1979): sort the m p-values ascending, multiply the i-th (0-based)
-    by m - i, make the sequence non-decreasing, cap at 1. Controls the family-wise error rate."""
-    order = sorted(p_values, key=lambda name: (p_values[name], name))
-    m = len(order)
-    adjusted, running = {}, 0.0
-    for i, name in enumerate(order):
-        running = max(running, min(1.0, (m - i) * p_values[name]))
-        adjusted[name] = running
-    return adjusted
+def _holm_by_run(p_values: dict[str, float]) -> dict[str, float]:
+    """Holm's correction (metrics.core's) of a family of p-values keyed by run name."""
+    names = list(p_values)
+    return dict(zip(names, (float(p) for p in holm([p_values[name] for name in names])), strict=True))
 
 
 LEADERBOARD_CSV_COLUMNS = [

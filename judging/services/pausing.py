@@ -22,6 +22,13 @@ def campaign_pause(*, campaign: Campaign) -> Campaign:
         )
     campaign.status = Campaign.Status.PAUSED
     campaign.save(update_fields=["status"])
+    if campaign.provider != Campaign.Provider.LOCAL:
+        # The provider's HITs stop being offered now, not at the next periodic sync (crowd_sync expires the
+        # published HITs of a paused campaign).
+        from judging.tasks import crowd_sync_task
+
+        campaign_id = campaign.pk
+        transaction.on_commit(lambda: crowd_sync_task.delay(campaign_id))
     return campaign
 
 
@@ -48,12 +55,17 @@ def campaign_resume(*, campaign: Campaign) -> Campaign:
 
 @transaction.atomic
 def campaign_publish_more(*, campaign: Campaign) -> None:
-    """Build HITs for whatever pairs are queued (within the budget), after commit."""
-    from judging.tasks import hit_build_task
+    """Build HITs for whatever pairs are queued (within the budget), after commit; with a crowd provider, then
+    publish the unpublished ones to it (in that order: a Celery chain)."""
+    from judging.tasks import campaign_publish_task, hit_build_task
 
     if campaign.status != Campaign.Status.RUNNING:
         raise CampaignStateError(
             f"campaign {campaign.name!r} is {campaign.status}: only a running one publishes"
         )
     campaign_id = campaign.pk
-    transaction.on_commit(lambda: hit_build_task.delay(campaign_id))
+    if campaign.provider == Campaign.Provider.LOCAL:
+        transaction.on_commit(lambda: hit_build_task.delay(campaign_id))
+    else:
+        work = hit_build_task.si(campaign_id) | campaign_publish_task.si(campaign_id)
+        transaction.on_commit(lambda: work.delay())

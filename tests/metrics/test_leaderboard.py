@@ -3,7 +3,7 @@ metrics.core.significance's, tested there)."""
 
 import pytest
 
-from metrics.leaderboard import holm
+from metrics.leaderboard import _holm_by_run as holm
 
 
 def test_holm_multiplies_by_the_remaining_count_and_keeps_the_order():

@@ -221,3 +221,21 @@ def test_beat_syncs_crowd_campaigns_every_few_minutes(settings):
 
     assert entry["task"] in app.tasks and entry["task"] == crowd_sync_running_task.name
     assert 60 <= entry["schedule"] <= 600
+
+
+@pytest.mark.django_db(transaction=True)
+def test_publish_more_from_the_dashboard_publishes_to_mturk_and_pause_expires_there(fake_mturk):
+    from judging.services import campaign_pause, campaign_publish_more
+
+    campaign = running_campaign(hits=3)
+
+    campaign_publish_more(campaign=campaign)
+
+    published = Hit.objects.filter(campaign=campaign, published_at__isnull=False)
+    assert published.count() == 3 and len(fake_mturk.calls_of("CreateHITWithHITType")) == 3
+    assert sorted(fake_mturk.expired) == []
+
+    campaign_pause(campaign=campaign)
+
+    # The pause reached MTurk at once (not at the next periodic sync): every open HIT expired there.
+    assert sorted(fake_mturk.expired) == sorted(published.values_list("external_id", flat=True))
