@@ -335,8 +335,9 @@ class MTurkProvider:
         )
 
     def exclude(self, *, campaign: CampaignInfo, worker_ids: Sequence[str]) -> dict[str, Any]:
-        """Grant the campaign's exclusion qualification (its HIT type requires ``DoesNotExist``); never a
-        ``CreateWorkerBlock``, which is for spam and hurts the worker's standing on MTurk."""
+        """Grant the campaign's exclusion qualification with ``AssociateQualificationWithWorker`` (its HIT type
+        requires ``DoesNotExist``); never a ``CreateWorkerBlock``, which is for spam and hurts the worker's
+        standing on MTurk."""
         state = dict(campaign.state)
         done = list(state.get("excluded_workers", []))
         for worker_id in worker_ids:
