@@ -16,7 +16,7 @@ the run, plus each topic's run length. Every measure of the papers is a function
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal
 
 import numpy as np
 import pandas as pd
@@ -25,8 +25,8 @@ import pyarrow.compute as pc
 
 from metrics.core.readers import Qrels, Run
 
-DOCID_ASCENDING = "docid_ascending"
-DOCID_DESCENDING = "docid_descending"
+DOCID_ASCENDING: Final = "docid_ascending"
+DOCID_DESCENDING: Final = "docid_descending"
 TieRule = Literal["docid_ascending", "docid_descending"]
 DuplicateRule = Literal["keep", "collapse"]
 
@@ -49,7 +49,10 @@ class RankedRun:
         if len(where) == 0:
             return []
         i = int(where[0])
-        return self.docid.slice(self.offsets[i], self.offsets[i + 1] - self.offsets[i]).to_pylist()
+        docids: list[str] = self.docid.slice(
+            self.offsets[i], self.offsets[i + 1] - self.offsets[i]
+        ).to_pylist()
+        return docids
 
 
 @dataclass(frozen=True)
