@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -159,7 +158,7 @@ def _last_copy_rows(topic_code: np.ndarray, docid: pa.Array) -> np.ndarray:
 
 def align(qrels: Qrels, ranked: RankedRun) -> Alignment:
     """Line up a ranked run with the qrels; see :class:`Alignment`. All qrels topics are included."""
-    qrels_topic_code, qrels_topics = pd.factorize(qrels.topic)
+    qrels_topics, qrels_topic_code = qrels.topic_codes
     run_topics = list(ranked.topics)
     qrels_topic_set = set(qrels_topics)
     run_topic_set = set(run_topics)
@@ -219,7 +218,11 @@ def _judged_positions(
     run_pair = hit_topic[is_evaluated] * stride + run_code[hit][is_evaluated]
     hit_position = hit_position[is_evaluated]
     # Rows of a topic are in rank order, so the first copy of a pair is its best position.
-    is_first = ~pd.Series(run_pair).duplicated(keep="first").to_numpy()
-    found = pd.Index(run_pair[is_first]).get_indexer(judged_topic * stride + judged_code)
-    result[found >= 0] = hit_position[is_first][found[found >= 0]]
+    # np.unique's first index of each pair is its first copy; the pairs are then sorted, ready for searchsorted.
+    pairs, first = np.unique(run_pair, return_index=True)
+    wanted = judged_topic * stride + judged_code
+    slot = np.minimum(np.searchsorted(pairs, wanted), max(len(pairs) - 1, 0))
+    if len(pairs):
+        found = pairs[slot] == wanted
+        result[found] = hit_position[first[slot[found]]]
     return result
