@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from metrics.core.arrays import from_numpy, to_numpy
 from metrics.core.readers import Qrels, Run
 
 DOCID_ASCENDING: Final = "docid_ascending"
@@ -91,7 +92,7 @@ def rank_run(run: Run, *, ties: TieRule, duplicates: DuplicateRule) -> RankedRun
         raise ValueError(f"unknown duplicate rule {duplicates!r}")
     topic_encoded = pc.dictionary_encode(run.topic)
     topics = np.asarray(topic_encoded.dictionary.to_pylist(), dtype=object)
-    topic_code = topic_encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    topic_code = to_numpy(topic_encoded.indices).astype(np.int64)
     last_copy = _last_copy_rows(topic_code, run.docid)
     score = run.score
     rows = np.arange(len(score))
@@ -107,7 +108,11 @@ def rank_run(run: Run, *, ties: TieRule, duplicates: DuplicateRule) -> RankedRun
     if _is_in_rank_order(columns["topic"], columns["score"]):
         order = np.arange(len(rows))
     else:
-        order = pc.sort_indices(pa.table(columns), sort_keys=sort_keys).to_numpy()
+        order = to_numpy(
+            pc.sort_indices(
+                pa.table({name: from_numpy(values) for name, values in columns.items()}), sort_keys=sort_keys
+            )
+        )
     sorted_topic, sorted_score = columns["topic"][order], columns["score"][order]
     is_tied = np.zeros(len(order), dtype=bool)
     is_tied[1:] = (sorted_topic[1:] == sorted_topic[:-1]) & (sorted_score[1:] == sorted_score[:-1])
@@ -115,16 +120,20 @@ def rank_run(run: Run, *, ties: TieRule, duplicates: DuplicateRule) -> RankedRun
         is_tied[:-1] |= is_tied[1:]
         tied = order[is_tied]
         docid_rank = np.zeros(len(rows), dtype=np.int64)
-        docid_rank[tied] = pc.rank(run.docid.take(pa.array(rows[tied])), tiebreaker="dense").to_numpy()
+        docid_rank[tied] = to_numpy(pc.rank(run.docid.take(from_numpy(rows[tied])), tiebreaker="dense"))
         columns["docid"] = docid_rank
         sort_keys.append(("docid", "ascending" if ties == DOCID_ASCENDING else "descending"))
-        order = pc.sort_indices(pa.table(columns), sort_keys=sort_keys).to_numpy()
+        order = to_numpy(
+            pc.sort_indices(
+                pa.table({name: from_numpy(values) for name, values in columns.items()}), sort_keys=sort_keys
+            )
+        )
     counts = np.bincount(columns["topic"], minlength=len(topics))
     offsets = np.zeros(len(topics) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     ranked_rows = rows[order]
     is_file_order = len(ranked_rows) == len(score) and bool(np.all(ranked_rows == np.arange(len(score))))
-    docid = run.docid if is_file_order else run.docid.take(pa.array(ranked_rows))
+    docid = run.docid if is_file_order else run.docid.take(from_numpy(ranked_rows))
     return RankedRun(runid=run.runid, topics=topics, offsets=offsets, docid=docid)
 
 
@@ -141,7 +150,7 @@ def _last_copy_rows(topic_code: np.ndarray, docid: pa.Array) -> np.ndarray:
     # The common case, no docid repeated anywhere in the run, costs one hash pass.
     if n < 2 or len(pc.unique(docid)) == n:
         return last_row
-    docid_rank = pc.rank(docid, sort_keys="ascending", tiebreaker="dense").to_numpy().astype(np.int64)
+    docid_rank = to_numpy(pc.rank(docid, sort_keys="ascending", tiebreaker="dense")).astype(np.int64)
     pair = topic_code * (int(docid_rank.max()) + 1) + docid_rank
     sorted_pair = np.sort(pair)
     if not (sorted_pair[1:] == sorted_pair[:-1]).any():
@@ -206,9 +215,7 @@ def _judged_positions(
     result = np.full(len(judged_code), NOT_RETRIEVED, dtype=np.int64)
     if len(judged_code) == 0 or len(ranked.docid) == 0:
         return result
-    run_code = pc.fill_null(pc.index_in(ranked.docid, value_set=vocabulary), -1).to_numpy(
-        zero_copy_only=False
-    )
+    run_code = to_numpy(pc.index_in(ranked.docid, value_set=vocabulary), fill=-1)
     hit = np.flatnonzero(run_code >= 0)
     hit_topic = np.searchsorted(ranked.offsets, hit, side="right") - 1
     hit_position = hit - ranked.offsets[hit_topic]

@@ -35,6 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
+from metrics.core.arrays import strings_to_arrow, to_numpy
 from trecio import TrecFormatError, open_binary
 from trecio.text import decode_line, is_blank, parse_finite, split_columns
 
@@ -137,16 +138,16 @@ def read_qrels(path: str | Path) -> Qrels:
 
 def _first_seen_codes(strings: np.ndarray | pa.Array) -> tuple[pa.Array, np.ndarray]:
     """(distinct strings in first-seen order as an Arrow array, each entry's index in it), as pandas.factorize."""
-    array = strings if isinstance(strings, pa.Array) else pa.array(strings, type=pa.string())
+    array = strings if isinstance(strings, pa.Array) else strings_to_arrow(strings)
     encoded = pc.dictionary_encode(array)
-    return encoded.dictionary, encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    return encoded.dictionary, to_numpy(encoded.indices).astype(np.int64)
 
 
 def _qrels_from_table(table: pa.Table) -> Qrels:
     """The file rules without pandas: one entry per (topic, docid) at its first line, with the maximum value."""
     topics, topic_code = _first_seen_codes(table.column("topic").combine_chunks())
     docids, docid_code = _first_seen_codes(table.column("docid").combine_chunks())
-    value = table.column("value").combine_chunks().to_numpy()
+    value = to_numpy(table.column("value"))
     pair = topic_code * max(len(docids), 1) + docid_code
     _, first, group = np.unique(pair, return_index=True, return_inverse=True)
     maximum = np.full(len(first), -np.inf)
@@ -154,8 +155,8 @@ def _qrels_from_table(table: pa.Table) -> Qrels:
     order = np.argsort(first, kind="stable")
     rows = first[order]
     return Qrels(
-        topic=topics.to_numpy(zero_copy_only=False)[topic_code[rows]],
-        docid=docids.to_numpy(zero_copy_only=False)[docid_code[rows]],
+        topic=np.array(topics.to_pylist(), dtype=object)[topic_code[rows]],
+        docid=np.array(docids.to_pylist(), dtype=object)[docid_code[rows]],
         value=maximum[order],
     )
 
@@ -185,7 +186,7 @@ def _read_run_arrow(path: Path) -> Run | None:
         runid=table.column("runid")[-1].as_py(),
         topic=table.column("topic").combine_chunks(),
         docid=table.column("docid").combine_chunks(),
-        score=table.column("score").combine_chunks().to_numpy(),
+        score=to_numpy(table.column("score")),
     )
 
 
