@@ -143,12 +143,55 @@ def _is_in_rank_order(topic_code: np.ndarray, score: np.ndarray) -> bool:
     return bool(np.all(topic_code[1:] >= topic_code[:-1]) and np.all(~same_topic | (score[1:] <= score[:-1])))
 
 
+FINGERPRINT_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # odd, so multiplying mixes without losing bits
+BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)
+FINGERPRINT_MAX_BYTES = 64
+
+
+def _string_fingerprints(strings: pa.Array) -> np.ndarray | None:
+    """A 64-bit polynomial fingerprint of each string, read 8 bytes at a time from Arrow's buffers (equal
+    strings, equal fingerprints); None when a string is longer than ``FINGERPRINT_MAX_BYTES``."""
+    _, offsets_buffer, data = strings.buffers()
+    offset_type = np.int64 if pa.types.is_large_string(strings.type) else np.int32
+    offsets = np.frombuffer(offsets_buffer, dtype=offset_type, count=strings.offset + len(strings) + 1)
+    offsets = offsets[strings.offset :].astype(np.int64)
+    lengths = np.diff(offsets)
+    longest = int(lengths.max()) if len(lengths) else 0
+    if longest > FINGERPRINT_MAX_BYTES:
+        return None
+    raw = (
+        np.frombuffer(data, dtype=np.uint8)[offsets[0] : offsets[-1]]
+        if data is not None
+        else np.empty(0, np.uint8)
+    )
+    padded = np.zeros(len(raw) + 8, dtype=np.uint8)
+    padded[: len(raw)] = raw
+    # Every byte position as the start of a little-endian 8-byte word (unaligned view, no copy).
+    words = np.ndarray(shape=(len(raw) + 1,), dtype="<u8", buffer=padded, strides=(1,))
+    starts = offsets[:-1] - offsets[0]
+    fingerprint = lengths.astype(np.uint64)
+    for chunk in range(0, longest, 8):
+        remaining = np.clip(lengths - chunk, 0, 8)
+        word = words[np.minimum(starts + chunk, len(raw))] & BYTE_MASKS[remaining]
+        fingerprint = fingerprint * FINGERPRINT_MULTIPLIER + word
+    return fingerprint
+
+
+def _are_distinct(fingerprints: np.ndarray | None, topic_code: np.ndarray) -> bool:
+    """True only when no two lines share topic and fingerprint (so no (topic, docid) repeats); False may
+    also mean a fingerprint collision, which the exact check then settles."""
+    if fingerprints is None:
+        return False
+    key = np.sort(fingerprints * FINGERPRINT_MULTIPLIER + topic_code.astype(np.uint64))
+    return not bool((key[1:] == key[:-1]).any())
+
+
 def _last_copy_rows(topic_code: np.ndarray, docid: pa.Array) -> np.ndarray:
     """For each line, the last line (file order) with the same (topic, docid); the line itself when unique."""
     n = len(topic_code)
     last_row = np.arange(n)
-    # The common case, no docid repeated anywhere in the run, costs one hash pass.
-    if n < 2 or len(pc.unique(docid)) == n:
+    # The common case, no (topic, docid) repeated: distinct fingerprints prove it without hashing strings.
+    if n < 2 or _are_distinct(_string_fingerprints(docid), topic_code):
         return last_row
     docid_rank = to_numpy(pc.rank(docid, sort_keys="ascending", tiebreaker="dense")).astype(np.int64)
     pair = topic_code * (int(docid_rank.max()) + 1) + docid_rank
