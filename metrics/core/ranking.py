@@ -96,24 +96,28 @@ def rank_run(run: Run, *, ties: TieRule, duplicates: DuplicateRule) -> RankedRun
     last_copy = _last_copy_rows(topic_code, run.docid)
     score = run.score
     rows = np.arange(len(score))
-    is_earlier_copy = last_copy != rows
-    if is_earlier_copy.any():
+    if last_copy is None:  # no line to drop or rescore: the columns as read, no copy
+        columns = {"topic": topic_code, "score": score}
+    else:
+        is_earlier_copy = last_copy != rows
         if duplicates == "collapse":
             rows = rows[~is_earlier_copy]
         else:
             score = score[last_copy]
-    columns = {"topic": topic_code[rows], "score": score[rows]}
+        columns = {"topic": topic_code[rows], "score": score[rows]}
     # Arrow's multi-key sort is several times faster than np.lexsort here.
     sort_keys = [("topic", "ascending"), ("score", "descending")]
-    if _is_in_rank_order(columns["topic"], columns["score"]):
-        order = np.arange(len(rows))
+    is_sorted = _is_in_rank_order(columns["topic"], columns["score"])
+    if is_sorted:
+        order = rows if last_copy is None else np.arange(len(rows))
+        sorted_topic, sorted_score = columns["topic"], columns["score"]
     else:
         order = to_numpy(
             pc.sort_indices(
                 pa.table({name: from_numpy(values) for name, values in columns.items()}), sort_keys=sort_keys
             )
         )
-    sorted_topic, sorted_score = columns["topic"][order], columns["score"][order]
+        sorted_topic, sorted_score = columns["topic"][order], columns["score"][order]
     is_tied = np.zeros(len(order), dtype=bool)
     is_tied[1:] = (sorted_topic[1:] == sorted_topic[:-1]) & (sorted_score[1:] == sorted_score[:-1])
     if is_tied.any():
@@ -122,6 +126,7 @@ def rank_run(run: Run, *, ties: TieRule, duplicates: DuplicateRule) -> RankedRun
         docid_rank = np.zeros(len(rows), dtype=np.int64)
         docid_rank[tied] = to_numpy(pc.rank(run.docid.take(from_numpy(rows[tied])), tiebreaker="dense"))
         columns["docid"] = docid_rank
+        is_sorted = False
         sort_keys.append(("docid", "ascending" if ties == DOCID_ASCENDING else "descending"))
         order = to_numpy(
             pc.sort_indices(
@@ -131,9 +136,12 @@ def rank_run(run: Run, *, ties: TieRule, duplicates: DuplicateRule) -> RankedRun
     counts = np.bincount(columns["topic"], minlength=len(topics))
     offsets = np.zeros(len(topics) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
-    ranked_rows = rows[order]
-    is_file_order = len(ranked_rows) == len(score) and bool(np.all(ranked_rows == np.arange(len(score))))
-    docid = run.docid if is_file_order else run.docid.take(from_numpy(ranked_rows))
+    if is_sorted and len(rows) == len(score):
+        docid = run.docid  # every line kept, in file order
+    else:
+        ranked_rows = rows[order]
+        is_file_order = len(ranked_rows) == len(score) and bool(np.all(ranked_rows == np.arange(len(score))))
+        docid = run.docid if is_file_order else run.docid.take(from_numpy(ranked_rows))
     return RankedRun(runid=run.runid, topics=topics, offsets=offsets, docid=docid)
 
 
@@ -186,18 +194,18 @@ def _are_distinct(fingerprints: np.ndarray | None, topic_code: np.ndarray) -> bo
     return not bool((key[1:] == key[:-1]).any())
 
 
-def _last_copy_rows(topic_code: np.ndarray, docid: pa.Array) -> np.ndarray:
-    """For each line, the last line (file order) with the same (topic, docid); the line itself when unique."""
+def _last_copy_rows(topic_code: np.ndarray, docid: pa.Array) -> np.ndarray | None:
+    """For each line, the last line (file order) with the same (topic, docid); None when no pair repeats."""
     n = len(topic_code)
-    last_row = np.arange(n)
     # The common case, no (topic, docid) repeated: distinct fingerprints prove it without hashing strings.
     if n < 2 or _are_distinct(_string_fingerprints(docid), topic_code):
-        return last_row
+        return None
     docid_rank = to_numpy(pc.rank(docid, sort_keys="ascending", tiebreaker="dense")).astype(np.int64)
     pair = topic_code * (int(docid_rank.max()) + 1) + docid_rank
     sorted_pair = np.sort(pair)
     if not (sorted_pair[1:] == sorted_pair[:-1]).any():
-        return last_row
+        return None
+    last_row = np.arange(n)
     # A stable sort puts the copies of a pair together, in file order: a group's last entry is its last line.
     by_pair = np.argsort(pair, kind="stable")
     sorted_pair = pair[by_pair]
