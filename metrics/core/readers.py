@@ -9,9 +9,9 @@ Formats (columns separated by ASCII spaces or tabs; blank lines are skipped):
 - run: ``topic Q0 docid rank score runid``. The rank column is read but never used (every measure orders by
   score); the runid is the one on the **last** line, as in the reference script.
 
-Runs are read by Arrow's multi-threaded CSV reader when every line uses one delimiter (one tab or one space
-between fields, the usual case), else by pandas' C parser (any whitespace); run docids stay in Arrow arrays, so
-a run of millions of lines creates no Python object per line. Qrels (small) are read by pandas into numpy.
+Runs and qrels are read by Arrow's multi-threaded CSV reader when every line uses one delimiter (one tab or one
+space between fields, the usual case), else by pandas' C parser (any whitespace), imported only then; run docids
+stay in Arrow arrays, so a run of millions of lines creates no Python object per line. Qrels end in numpy.
 Files ending in ``.gz`` are decompressed; a UTF-8 byte-order mark is skipped. A malformed file is re-read line
 by line only to name the first bad line in a :class:`trecio.TrecFormatError` (``file:line: problem``), with the
 line rules of the streaming reader ``pools.trec`` (:mod:`trecio.text`). Blank lines are skipped (the reference
