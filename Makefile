@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install migrate demo demo-data serve test test-fast lint typecheck benchmark figures clean
+.PHONY: install migrate demo demo-data serve test test-fast lint typecheck typecheck-services benchmark figures clean
 
 # Timing of the demo's stages: `$(START)` before a stage's commands, `$(call DONE,NAME)` after them, on one line.
 CLOCK = $(PYTHON) -c 'import time; print(time.time())'
@@ -81,15 +81,18 @@ demo:
 serve: migrate
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
-# Type checks: strict on the judging engine (pyproject [tool.mypy]), the Django plugin for the services.
-# metrics/core joins once it is clean (mypy metrics/core lists what is left).
+# Type checks: strict on the judging engine, the measures and trecio (pyproject [tool.mypy]); `make test` runs
+# them. The services (Django plugin) are checked by `make typecheck-services` until they are clean.
 typecheck: install
-	$(VENV)/bin/mypy judging/engine
+	$(VENV)/bin/mypy judging/engine metrics/core trecio
+
+typecheck-services: install
 	$(VENV)/bin/mypy judging/services
 
 test: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
+	$(MAKE) --no-print-directory typecheck
 	$(PY) -m pytest
 
 test-fast: install

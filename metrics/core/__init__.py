@@ -1,4 +1,5 @@
-"""Pure evaluation core: numpy/scipy, plus pandas and pyarrow for reading and ordering runs at C speed; no Django.
+"""Pure evaluation core: numpy/scipy, plus pyarrow for reading and ordering runs at C speed (pandas only for
+files with irregular whitespace and for --levels/--gains, imported there); no Django.
 
 Public API in ``__all__``; each name is imported from its module on first use (PEP 562), so a command that needs
 only the readers and compatibility does not pay for scipy.stats."""

@@ -239,6 +239,19 @@ def _probability(value: float | int) -> str | None:
     return None if 0 < value < 1 else f"p must be in (0, 1), got {value}"
 
 
+def _float(value: float | int | None) -> float:
+    """The parameter of a family that has a default or requires one (``parse_measure`` fills it in)."""
+    if value is None:
+        raise ValueError("this measure needs a parameter")
+    return float(value)
+
+
+def _int(value: float | int | None) -> int:
+    if value is None:
+        raise ValueError("this measure needs a parameter")
+    return int(value)
+
+
 def _positive(value: float | int) -> str | None:
     return None if value >= 1 else f"the cutoff must be at least 1, got {value}"
 
@@ -247,7 +260,7 @@ register_measure(
     MeasureFamily(
         name="compat",
         description="compatibility: NRBO against the maximum-similarity ideal ranking (reference compatibility.py)",
-        compute=lambda a, p, o: compatibility(a, p=float(p), depth=o.depth, normalize=o.normalize),
+        compute=lambda a, p, o: compatibility(a, p=_float(p), depth=o.depth, normalize=o.normalize),
         parameter="float",
         default=DEFAULT_P,
         ordering=REFERENCE_ORDERING,
@@ -283,7 +296,7 @@ register_measure(
     MeasureFamily(
         name="p",
         description="precision at k (trec_eval P_k)",
-        compute=lambda a, k, o: trec.precision(a, int(k), o.threshold),
+        compute=lambda a, k, o: trec.precision(a, _int(k), o.threshold),
         parameter="int",
         check=_positive,
     )
@@ -292,7 +305,7 @@ register_measure(
     MeasureFamily(
         name="rbp",
         description="rank-biased precision, binary, whole run (Moffat and Zobel); default p = 0.95 as in Rashidi et al.",
-        compute=lambda a, p, o: trec.rbp(a, float(p), o.threshold),
+        compute=lambda a, p, o: trec.rbp(a, _float(p), o.threshold),
         parameter="float",
         default=0.95,
         check=_probability,
@@ -302,7 +315,7 @@ register_measure(
     MeasureFamily(
         name="rbp_residual",
         description="RBP residual: the room left by unjudged items and the run's end (report [rbp, rbp + residual])",
-        compute=lambda a, p, o: trec.rbp_residual(a, float(p)),
+        compute=lambda a, p, o: trec.rbp_residual(a, _float(p)),
         parameter="float",
         default=0.95,
         check=_probability,
@@ -313,7 +326,7 @@ register_measure(
     MeasureFamily(
         name="esl",
         description="expected search length (type 1): rank of the first relevant item; @N = corpus size for the worst case",
-        compute=lambda a, n, o: trec.expected_search_length(a, int(n), o.threshold),
+        compute=lambda a, n, o: trec.expected_search_length(a, _int(n), o.threshold),
         parameter="int",
         default=1000,
         check=_positive,
@@ -330,7 +343,7 @@ def _preference_precision(
     return MeasureFamily(
         name=name,
         description=f"{name} (Carterette et al. 2008): {rule}; @k cuts the run",
-        compute=lambda a, k, o: per_topic(a, int(k)),
+        compute=lambda a, k, o: per_topic(a, _int(k)),
         parameter="int",
         default=1000,
         check=_positive,

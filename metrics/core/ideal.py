@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
 from metrics.core.ranking import NOT_RETRIEVED, Alignment
 from metrics.core.readers import Qrels
@@ -73,6 +72,8 @@ def levels_from_values(qrels: Qrels) -> Qrels:
     ``level >= threshold`` (9.4; threshold 1 = "in the ideal ranking", T = "top level only") and NDCG gains are
     the level (or any map applied with :func:`map_gains`).
     """
+    import pandas as pd  # only for --levels: the scoring path starts faster without pandas
+
     frame = pd.DataFrame({"topic": qrels.topic, "value": np.where(qrels.value > 0, qrels.value, np.nan)})
     level = frame.groupby("topic", sort=False)["value"].rank(method="dense").fillna(0.0)
     return Qrels(topic=qrels.topic, docid=qrels.docid, value=level.to_numpy(dtype=np.float64))
@@ -81,6 +82,8 @@ def levels_from_values(qrels: Qrels) -> Qrels:
 def map_gains(qrels: Qrels, gains: Mapping[float, float]) -> Qrels:
     """Replace values through ``gains`` (e.g. levels to NDCG gains {1: 1, 2: 3, 3: 7}); a value absent from the
     map keeps its value, so a partial map changes only the levels it names."""
+    import pandas as pd
+
     mapped = pd.Series(qrels.value).map(lambda v: gains.get(v, v)).to_numpy(dtype=np.float64)
     return Qrels(topic=qrels.topic, docid=qrels.docid, value=mapped)
 

@@ -24,6 +24,7 @@ from statistics import NormalDist
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 import scipy  # scipy.stats and scipy.special load on first use: the CLI starts faster without them
 
 from metrics.core.evaluate import TREC_EVAL_ORDERING, EvaluationOptions, Measure
@@ -83,34 +84,43 @@ def meta_ap(positions: np.ndarray, *, depth: int = META_AP_DEPTH) -> np.ndarray:
 
 def retention_weights(meta_aps: np.ndarray) -> np.ndarray:
     """Propensity of a relevant item to stay relevant: ``sigmoid(-0.62 + 0.53 * metaAP)`` ([R] Eq. 1)."""
-    return scipy.special.expit(
-        RETENTION_COEFFICIENTS[0] + RETENTION_COEFFICIENTS[1] * np.asarray(meta_aps, dtype=np.float64)
+    return np.asarray(
+        scipy.special.expit(
+            RETENTION_COEFFICIENTS[0] + RETENTION_COEFFICIENTS[1] * np.asarray(meta_aps, dtype=np.float64)
+        ),
+        dtype=np.float64,
     )
 
 
 def flip_on_weights(meta_aps: np.ndarray) -> np.ndarray:
     """Propensity of a non-relevant item to be judged relevant: ``sigmoid(-3.90 + 1.20 * metaAP)``."""
-    return scipy.special.expit(
-        FLIP_ON_COEFFICIENTS[0] + FLIP_ON_COEFFICIENTS[1] * np.asarray(meta_aps, dtype=np.float64)
+    return np.asarray(
+        scipy.special.expit(
+            FLIP_ON_COEFFICIENTS[0] + FLIP_ON_COEFFICIENTS[1] * np.asarray(meta_aps, dtype=np.float64)
+        ),
+        dtype=np.float64,
     )
 
 
-def inclusion_probabilities(weights: np.ndarray, expected_size: float) -> np.ndarray:
+def inclusion_probabilities(weights: npt.ArrayLike, expected_size: float) -> npt.NDArray[np.float64]:
     """Per-item selection probabilities of [R]'s ``weighted_subset`` (Fig. 3; closed forms in measures.md
     4.4): with ``n`` items of mean weight ``w_bar`` and target ``n'``, ``P(d) = w_d * n' / sum w`` when
     ``w_bar >= n'/n``, otherwise the complement rule ``P(d) = 1 - (1 - w_d)(n - n') / sum (1 - w)``. The
     probabilities sum to ``n'``. Edge cases (measures.md A15): ``n' <= 0`` gives 0, ``n' >= n`` gives 1;
     weights are clipped to ``[1e-9, 1 - 1e-9]``. Equal weights give ``n'/n`` for every item."""
-    weights = np.clip(np.asarray(weights, dtype=np.float64), 1e-9, 1 - 1e-9)
-    count = weights.shape[0]
+    clipped = np.clip(np.asarray(weights, dtype=np.float64), 1e-9, 1 - 1e-9)
+    count = clipped.shape[0]
     if count == 0 or expected_size <= 0:
         return np.zeros(count)
     if expected_size >= count:
         return np.ones(count)
-    if weights.mean() >= expected_size / count:
-        return weights * expected_size / weights.sum()
-    complement = 1.0 - weights
-    return 1.0 - complement * (count - expected_size) / complement.sum()
+    if clipped.mean() >= expected_size / count:
+        return clipped * expected_size / float(clipped.sum())
+    complement = 1.0 - clipped
+    probabilities: npt.NDArray[np.float64] = 1.0 - complement * (count - expected_size) / float(
+        complement.sum()
+    )
+    return probabilities
 
 
 def perturb_relevance(
@@ -203,7 +213,9 @@ def judgment_error_stability(
     """
     relevance = np.asarray(relevance, dtype=bool)
     truth = np.asarray(score(relevance), dtype=np.float64)
-    taus, mapped, agreements = [], [], []
+    taus: list[float] = []
+    mapped: list[float] = []
+    agreements: list[bool] = []
     flipped_off = flipped_on = 0
     for set_index in progress(range(sets)):
         rng = np.random.default_rng([seed, set_index])

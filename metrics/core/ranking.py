@@ -16,17 +16,17 @@ the run, plus each topic's run length. Every measure of the papers is a function
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from metrics.core.arrays import from_numpy, to_numpy
 from metrics.core.readers import Qrels, Run
 
-DOCID_ASCENDING = "docid_ascending"
-DOCID_DESCENDING = "docid_descending"
+DOCID_ASCENDING: Final = "docid_ascending"
+DOCID_DESCENDING: Final = "docid_descending"
 TieRule = Literal["docid_ascending", "docid_descending"]
 DuplicateRule = Literal["keep", "collapse"]
 
@@ -49,7 +49,10 @@ class RankedRun:
         if len(where) == 0:
             return []
         i = int(where[0])
-        return self.docid.slice(self.offsets[i], self.offsets[i + 1] - self.offsets[i]).to_pylist()
+        docids: list[str] = self.docid.slice(
+            self.offsets[i], self.offsets[i + 1] - self.offsets[i]
+        ).to_pylist()
+        return docids
 
 
 @dataclass(frozen=True)
@@ -89,40 +92,56 @@ def rank_run(run: Run, *, ties: TieRule, duplicates: DuplicateRule) -> RankedRun
         raise ValueError(f"unknown duplicate rule {duplicates!r}")
     topic_encoded = pc.dictionary_encode(run.topic)
     topics = np.asarray(topic_encoded.dictionary.to_pylist(), dtype=object)
-    topic_code = topic_encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    topic_code = to_numpy(topic_encoded.indices).astype(np.int64)
     last_copy = _last_copy_rows(topic_code, run.docid)
     score = run.score
     rows = np.arange(len(score))
-    is_earlier_copy = last_copy != rows
-    if is_earlier_copy.any():
+    if last_copy is None:  # no line to drop or rescore: the columns as read, no copy
+        columns = {"topic": topic_code, "score": score}
+    else:
+        is_earlier_copy = last_copy != rows
         if duplicates == "collapse":
             rows = rows[~is_earlier_copy]
         else:
             score = score[last_copy]
-    columns = {"topic": topic_code[rows], "score": score[rows]}
+        columns = {"topic": topic_code[rows], "score": score[rows]}
     # Arrow's multi-key sort is several times faster than np.lexsort here.
     sort_keys = [("topic", "ascending"), ("score", "descending")]
-    if _is_in_rank_order(columns["topic"], columns["score"]):
-        order = np.arange(len(rows))
+    is_sorted = _is_in_rank_order(columns["topic"], columns["score"])
+    if is_sorted:
+        order = rows if last_copy is None else np.arange(len(rows))
+        sorted_topic, sorted_score = columns["topic"], columns["score"]
     else:
-        order = pc.sort_indices(pa.table(columns), sort_keys=sort_keys).to_numpy()
-    sorted_topic, sorted_score = columns["topic"][order], columns["score"][order]
+        order = to_numpy(
+            pc.sort_indices(
+                pa.table({name: from_numpy(values) for name, values in columns.items()}), sort_keys=sort_keys
+            )
+        )
+        sorted_topic, sorted_score = columns["topic"][order], columns["score"][order]
     is_tied = np.zeros(len(order), dtype=bool)
     is_tied[1:] = (sorted_topic[1:] == sorted_topic[:-1]) & (sorted_score[1:] == sorted_score[:-1])
     if is_tied.any():
         is_tied[:-1] |= is_tied[1:]
         tied = order[is_tied]
         docid_rank = np.zeros(len(rows), dtype=np.int64)
-        docid_rank[tied] = pc.rank(run.docid.take(pa.array(rows[tied])), tiebreaker="dense").to_numpy()
+        docid_rank[tied] = to_numpy(pc.rank(run.docid.take(from_numpy(rows[tied])), tiebreaker="dense"))
         columns["docid"] = docid_rank
+        is_sorted = False
         sort_keys.append(("docid", "ascending" if ties == DOCID_ASCENDING else "descending"))
-        order = pc.sort_indices(pa.table(columns), sort_keys=sort_keys).to_numpy()
+        order = to_numpy(
+            pc.sort_indices(
+                pa.table({name: from_numpy(values) for name, values in columns.items()}), sort_keys=sort_keys
+            )
+        )
     counts = np.bincount(columns["topic"], minlength=len(topics))
     offsets = np.zeros(len(topics) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
-    ranked_rows = rows[order]
-    is_file_order = len(ranked_rows) == len(score) and bool(np.all(ranked_rows == np.arange(len(score))))
-    docid = run.docid if is_file_order else run.docid.take(pa.array(ranked_rows))
+    if is_sorted and len(rows) == len(score):
+        docid = run.docid  # every line kept, in file order
+    else:
+        ranked_rows = rows[order]
+        is_file_order = len(ranked_rows) == len(score) and bool(np.all(ranked_rows == np.arange(len(score))))
+        docid = run.docid if is_file_order else run.docid.take(from_numpy(ranked_rows))
     return RankedRun(runid=run.runid, topics=topics, offsets=offsets, docid=docid)
 
 
@@ -132,18 +151,61 @@ def _is_in_rank_order(topic_code: np.ndarray, score: np.ndarray) -> bool:
     return bool(np.all(topic_code[1:] >= topic_code[:-1]) and np.all(~same_topic | (score[1:] <= score[:-1])))
 
 
-def _last_copy_rows(topic_code: np.ndarray, docid: pa.Array) -> np.ndarray:
-    """For each line, the last line (file order) with the same (topic, docid); the line itself when unique."""
+FINGERPRINT_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # odd, so multiplying mixes without losing bits
+BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)
+FINGERPRINT_MAX_BYTES = 64
+
+
+def _string_fingerprints(strings: pa.Array) -> np.ndarray | None:
+    """A 64-bit polynomial fingerprint of each string, read 8 bytes at a time from Arrow's buffers (equal
+    strings, equal fingerprints); None when a string is longer than ``FINGERPRINT_MAX_BYTES``."""
+    _, offsets_buffer, data = strings.buffers()
+    offset_type = np.int64 if pa.types.is_large_string(strings.type) else np.int32
+    offsets = np.frombuffer(offsets_buffer, dtype=offset_type, count=strings.offset + len(strings) + 1)
+    offsets = offsets[strings.offset :].astype(np.int64)
+    lengths = np.diff(offsets)
+    longest = int(lengths.max()) if len(lengths) else 0
+    if longest > FINGERPRINT_MAX_BYTES:
+        return None
+    raw = (
+        np.frombuffer(data, dtype=np.uint8)[offsets[0] : offsets[-1]]
+        if data is not None
+        else np.empty(0, np.uint8)
+    )
+    padded = np.zeros(len(raw) + 8, dtype=np.uint8)
+    padded[: len(raw)] = raw
+    # Every byte position as the start of a little-endian 8-byte word (unaligned view, no copy).
+    words = np.ndarray(shape=(len(raw) + 1,), dtype="<u8", buffer=padded, strides=(1,))
+    starts = offsets[:-1] - offsets[0]
+    fingerprint = lengths.astype(np.uint64)
+    for chunk in range(0, longest, 8):
+        remaining = np.clip(lengths - chunk, 0, 8)
+        word = words[np.minimum(starts + chunk, len(raw))] & BYTE_MASKS[remaining]
+        fingerprint = fingerprint * FINGERPRINT_MULTIPLIER + word
+    return fingerprint
+
+
+def _are_distinct(fingerprints: np.ndarray | None, topic_code: np.ndarray) -> bool:
+    """True only when no two lines share topic and fingerprint (so no (topic, docid) repeats); False may
+    also mean a fingerprint collision, which the exact check then settles."""
+    if fingerprints is None:
+        return False
+    key = np.sort(fingerprints * FINGERPRINT_MULTIPLIER + topic_code.astype(np.uint64))
+    return not bool((key[1:] == key[:-1]).any())
+
+
+def _last_copy_rows(topic_code: np.ndarray, docid: pa.Array) -> np.ndarray | None:
+    """For each line, the last line (file order) with the same (topic, docid); None when no pair repeats."""
     n = len(topic_code)
-    last_row = np.arange(n)
-    # The common case, no docid repeated anywhere in the run, costs one hash pass.
-    if n < 2 or len(pc.unique(docid)) == n:
-        return last_row
-    docid_rank = pc.rank(docid, sort_keys="ascending", tiebreaker="dense").to_numpy().astype(np.int64)
+    # The common case, no (topic, docid) repeated: distinct fingerprints prove it without hashing strings.
+    if n < 2 or _are_distinct(_string_fingerprints(docid), topic_code):
+        return None
+    docid_rank = to_numpy(pc.rank(docid, sort_keys="ascending", tiebreaker="dense")).astype(np.int64)
     pair = topic_code * (int(docid_rank.max()) + 1) + docid_rank
     sorted_pair = np.sort(pair)
     if not (sorted_pair[1:] == sorted_pair[:-1]).any():
-        return last_row
+        return None
+    last_row = np.arange(n)
     # A stable sort puts the copies of a pair together, in file order: a group's last entry is its last line.
     by_pair = np.argsort(pair, kind="stable")
     sorted_pair = pair[by_pair]
@@ -156,7 +218,7 @@ def _last_copy_rows(topic_code: np.ndarray, docid: pa.Array) -> np.ndarray:
 
 def align(qrels: Qrels, ranked: RankedRun) -> Alignment:
     """Line up a ranked run with the qrels; see :class:`Alignment`. All qrels topics are included."""
-    qrels_topic_code, qrels_topics = pd.factorize(qrels.topic)
+    qrels_topics, qrels_topic_code = qrels.topic_codes
     run_topics = list(ranked.topics)
     qrels_topic_set = set(qrels_topics)
     run_topic_set = set(run_topics)
@@ -204,9 +266,7 @@ def _judged_positions(
     result = np.full(len(judged_code), NOT_RETRIEVED, dtype=np.int64)
     if len(judged_code) == 0 or len(ranked.docid) == 0:
         return result
-    run_code = pc.fill_null(pc.index_in(ranked.docid, value_set=vocabulary), -1).to_numpy(
-        zero_copy_only=False
-    )
+    run_code = to_numpy(pc.index_in(ranked.docid, value_set=vocabulary), fill=-1)
     hit = np.flatnonzero(run_code >= 0)
     hit_topic = np.searchsorted(ranked.offsets, hit, side="right") - 1
     hit_position = hit - ranked.offsets[hit_topic]
@@ -216,7 +276,11 @@ def _judged_positions(
     run_pair = hit_topic[is_evaluated] * stride + run_code[hit][is_evaluated]
     hit_position = hit_position[is_evaluated]
     # Rows of a topic are in rank order, so the first copy of a pair is its best position.
-    is_first = ~pd.Series(run_pair).duplicated(keep="first").to_numpy()
-    found = pd.Index(run_pair[is_first]).get_indexer(judged_topic * stride + judged_code)
-    result[found >= 0] = hit_position[is_first][found[found >= 0]]
+    # np.unique's first index of each pair is its first copy; the pairs are then sorted, ready for searchsorted.
+    pairs, first = np.unique(run_pair, return_index=True)
+    wanted = judged_topic * stride + judged_code
+    slot = np.minimum(np.searchsorted(pairs, wanted), max(len(pairs) - 1, 0))
+    if len(pairs):
+        found = pairs[slot] == wanted
+        result[found] = hit_position[first[slot[found]]]
     return result

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from metrics.core.ideal import ideal_lengths, ideal_positions, ideal_ranking
 from metrics.core.ranking import NOT_RETRIEVED, Alignment
@@ -39,8 +40,8 @@ def rbo(a: Sequence[Hashable], b: Sequence[Hashable], p: float, depth: int | Non
     """
     _check_p(p)
     depth = max(len(a), len(b)) if depth is None else depth
-    seen_a: set = set()
-    seen_b: set = set()
+    seen_a: set[Hashable] = set()
+    seen_b: set[Hashable] = set()
     overlap = 0
     total = 0.0
     for d in range(1, depth + 1):
@@ -82,14 +83,16 @@ def compatibility(
     run_position = alignment.position[is_ideal]
     deeper = np.maximum(run_position, ideal[is_ideal])
     contribution = np.where(run_position == NOT_RETRIEVED, 0.0, tail[np.minimum(deeper, depth)])
-    scores = np.bincount(
+    sums = np.bincount(
         alignment.judged_topic[is_ideal], weights=contribution, minlength=alignment.topic_count
     )
-    scores = scores / weight_total
+    scores: npt.NDArray[np.float64] = sums / weight_total
     if not normalize:
         return scores
     best = _ideal_self_rbo(ideal_lengths(alignment), tail, weight_total, depth)
-    return np.divide(scores, best, out=np.zeros_like(scores), where=best > 0)
+    normalized = np.zeros_like(scores)
+    np.divide(scores, best, out=normalized, where=best > 0)
+    return normalized
 
 
 def ideal_rbo(length: int, p: float = DEFAULT_P, depth: int = DEFAULT_DEPTH) -> float:
@@ -101,9 +104,12 @@ def ideal_rbo(length: int, p: float = DEFAULT_P, depth: int = DEFAULT_DEPTH) -> 
     return float(_ideal_self_rbo(np.array([length]), tail, weight_total, depth)[0])
 
 
-def _ideal_self_rbo(lengths: np.ndarray, tail: np.ndarray, weight_total: float, depth: int) -> np.ndarray:
+def _ideal_self_rbo(
+    lengths: npt.NDArray[np.integer], tail: npt.NDArray[np.float64], weight_total: float, depth: int
+) -> npt.NDArray[np.float64]:
     cumulative = np.concatenate([[0.0], np.cumsum(tail[:depth])])
-    return cumulative[np.minimum(lengths, depth)] / weight_total
+    self_rbo: npt.NDArray[np.float64] = cumulative[np.minimum(lengths, depth)] / weight_total
+    return self_rbo
 
 
 def compatibility_of_ranking(

@@ -9,9 +9,9 @@ Formats (columns separated by ASCII spaces or tabs; blank lines are skipped):
 - run: ``topic Q0 docid rank score runid``. The rank column is read but never used (every measure orders by
   score); the runid is the one on the **last** line, as in the reference script.
 
-Runs are read by Arrow's multi-threaded CSV reader when every line uses one delimiter (one tab or one space
-between fields, the usual case), else by pandas' C parser (any whitespace); run docids stay in Arrow arrays, so
-a run of millions of lines creates no Python object per line. Qrels (small) are read by pandas into numpy.
+Runs and qrels are read by Arrow's multi-threaded CSV reader when every line uses one delimiter (one tab or one
+space between fields, the usual case), else by pandas' C parser (any whitespace), imported only then; run docids
+stay in Arrow arrays, so a run of millions of lines creates no Python object per line. Qrels end in numpy.
 Files ending in ``.gz`` are decompressed; a UTF-8 byte-order mark is skipped. A malformed file is re-read line
 by line only to name the first bad line in a :class:`trecio.TrecFormatError` (``file:line: problem``), with the
 line rules of the streaming reader ``pools.trec`` (:mod:`trecio.text`). Blank lines are skipped (the reference
@@ -28,16 +28,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
+from metrics.core.arrays import strings_to_arrow, to_numpy
 from trecio import TrecFormatError, open_binary
 from trecio.text import decode_line, is_blank, parse_finite, split_columns
+
+if TYPE_CHECKING:
+    import pandas as pd  # imported where used: the Arrow path (the usual one) starts faster without it
 
 QRELS_COLUMNS = ("topic", "q0", "docid", "value")
 RUN_COLUMNS = ("topic", "q0", "docid", "rank", "score", "runid")
@@ -60,6 +63,8 @@ class Qrels:
     @classmethod
     def from_records(cls, records: Iterable[tuple[str, str, float]]) -> Qrels:
         """Build from ``(topic, docid, value)`` tuples with the file rules (duplicates keep the maximum)."""
+        import pandas as pd
+
         frame = pd.DataFrame(list(records), columns=["topic", "docid", "value"])
         return _qrels_from_frame(frame.astype({"topic": object, "docid": object, "value": np.float64}))
 
@@ -70,13 +75,17 @@ class Qrels:
     def docid_codes(self) -> tuple[pa.Array, np.ndarray]:
         """(distinct docids as an Arrow array, the index of each row's docid in it); computed once per qrels,
         as every run evaluated against these qrels looks its docids up in it."""
-        vocabulary = pd.unique(self.docid)
-        codes = pd.Index(vocabulary).get_indexer(self.docid).astype(np.int64)
-        return pa.array(vocabulary, type=pa.string()), codes
+        return _first_seen_codes(self.docid)
+
+    @cached_property
+    def topic_codes(self) -> tuple[list[str], np.ndarray]:
+        """(distinct topics in first-seen order, the index of each row's topic in it), computed once."""
+        topics, codes = _first_seen_codes(self.topic)
+        return topics.to_pylist(), codes
 
     def topics(self) -> list[str]:
         """Distinct topics in first-seen order."""
-        return list(pd.unique(self.topic))
+        return list(self.topic_codes[0])
 
 
 @dataclass(frozen=True)
@@ -120,8 +129,36 @@ class Run:
 
 def read_qrels(path: str | Path) -> Qrels:
     """Read a TREC qrels file (4 columns, float values); duplicates keep the maximum value."""
+    table = _read_table_arrow(Path(path), QRELS_COLUMNS, float_column="value")
+    if table is not None:
+        return _qrels_from_table(table)
     frame = _read_columns(path, QRELS_COLUMNS, float_column="value")
     return _qrels_from_frame(frame)
+
+
+def _first_seen_codes(strings: np.ndarray | pa.Array) -> tuple[pa.Array, np.ndarray]:
+    """(distinct strings in first-seen order as an Arrow array, each entry's index in it), as pandas.factorize."""
+    array = strings if isinstance(strings, pa.Array) else strings_to_arrow(strings)
+    encoded = pc.dictionary_encode(array)
+    return encoded.dictionary, to_numpy(encoded.indices).astype(np.int64)
+
+
+def _qrels_from_table(table: pa.Table) -> Qrels:
+    """The file rules without pandas: one entry per (topic, docid) at its first line, with the maximum value."""
+    topics, topic_code = _first_seen_codes(table.column("topic").combine_chunks())
+    docids, docid_code = _first_seen_codes(table.column("docid").combine_chunks())
+    value = to_numpy(table.column("value"))
+    pair = topic_code * max(len(docids), 1) + docid_code
+    _, first, group = np.unique(pair, return_index=True, return_inverse=True)
+    maximum = np.full(len(first), -np.inf)
+    np.maximum.at(maximum, group, value)
+    order = np.argsort(first, kind="stable")
+    rows = first[order]
+    return Qrels(
+        topic=np.array(topics.to_pylist(), dtype=object)[topic_code[rows]],
+        docid=np.array(docids.to_pylist(), dtype=object)[docid_code[rows]],
+        value=maximum[order],
+    )
 
 
 def read_run(path: str | Path) -> Run:
@@ -142,6 +179,20 @@ def read_run(path: str | Path) -> Run:
 
 def _read_run_arrow(path: Path) -> Run | None:
     """The fast path: Arrow's CSV reader with the delimiter of the first line; None when it does not apply."""
+    table = _read_table_arrow(path, RUN_COLUMNS, float_column="score")
+    if table is None:
+        return None
+    return Run(
+        runid=table.column("runid")[-1].as_py(),
+        topic=table.column("topic").combine_chunks(),
+        docid=table.column("docid").combine_chunks(),
+        score=to_numpy(table.column("score")),
+    )
+
+
+def _read_table_arrow(path: Path, columns: tuple[str, ...], *, float_column: str) -> pa.Table | None:
+    """Arrow's CSV reader with the delimiter of the first line; None when it does not apply (the pandas path
+    then reads the file or names its first bad line). The q0 and rank columns are not kept."""
     try:
         with _open_binary(path) as file:
             first_line = file.readline()
@@ -152,18 +203,13 @@ def _read_run_arrow(path: Path) -> Run | None:
     try:
         table = pa_csv.read_csv(
             path,
-            read_options=pa_csv.ReadOptions(column_names=list(RUN_COLUMNS)),
+            # 4 MiB blocks (default 1 MiB): a TREC run of 200,000 lines parses in two blocks, one per core,
+            # with a third less CPU than in eight (benchmarks/measures.py).
+            read_options=pa_csv.ReadOptions(column_names=list(columns), block_size=4 << 20),
             parse_options=pa_csv.ParseOptions(delimiter=delimiter, quote_char=False, ignore_empty_lines=True),
             convert_options=pa_csv.ConvertOptions(
-                column_types={
-                    "topic": string,
-                    "q0": string,
-                    "docid": string,
-                    "rank": string,
-                    "score": pa.float64(),
-                    "runid": string,
-                },
-                include_columns=["topic", "docid", "score", "runid"],
+                column_types={name: pa.float64() if name == float_column else string for name in columns},
+                include_columns=[name for name in columns if name not in ("q0", "rank")],
                 strings_can_be_null=False,
                 quoted_strings_can_be_null=False,
                 null_values=[],
@@ -173,23 +219,20 @@ def _read_run_arrow(path: Path) -> Run | None:
         return None  # a bad line, a damaged gzip stream...: the pandas path reads it or names the problem
     if table.num_rows == 0:
         return None
-    score = table.column("score").combine_chunks()
-    if score.null_count or not pc.all(pc.is_finite(score)).as_py():
+    number = table.column(float_column).combine_chunks()
+    if number.null_count or not pc.all(pc.is_finite(number)).as_py():
         return None
     # An empty field or one holding the other delimiter (tab vs space) would hide a wrong field count; a
     # control character is refused as the streaming reader refuses it (trecio.text.split_columns).
-    for name in ("topic", "docid", "runid"):
+    # Every entry's bytes are scanned (a vectorised pass, cheaper than hashing the column to scan its distinct
+    # values).
+    for name in table.column_names:
+        if name == float_column:
+            continue
         column = table.column(name).combine_chunks()
-        if name != "docid":  # few distinct topics and runids: check those only
-            column = pc.unique(column)
         if pc.min(pc.binary_length(column)).as_py() == 0 or _has_space_or_control(column):
             return None
-    return Run(
-        runid=table.column("runid")[-1].as_py(),
-        topic=table.column("topic").combine_chunks(),
-        docid=table.column("docid").combine_chunks(),
-        score=score.to_numpy(),
-    )
+    return table
 
 
 def _has_control_bytes(data: bytes) -> bool:
@@ -228,6 +271,8 @@ def _qrels_from_frame(frame: pd.DataFrame) -> Qrels:
 
 
 def _read_columns(path: str | Path, columns: tuple[str, ...], *, float_column: str) -> pd.DataFrame:
+    import pandas as pd
+
     path = Path(path)
     if not path.is_file():
         raise TrecFormatError(path, None, "no such file")

@@ -11,9 +11,11 @@ the caller drops topics where a measure is undefined before building the matrix.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 import scipy  # scipy.stats loads on first use: the CLI starts faster without it
 
 Test = Literal["t", "sign"]
@@ -22,7 +24,7 @@ Correction = Literal["none", "bonferroni"]
 CORRECTIONS: tuple[str, ...] = ("none", "bonferroni")
 
 
-def _finite(name: str, array: np.ndarray) -> np.ndarray:
+def _finite(name: str, array: npt.ArrayLike) -> npt.NDArray[np.float64]:
     array = np.asarray(array, dtype=np.float64)
     if not np.isfinite(array).all():
         raise ValueError(f"{name} must be finite (drop topics where the measure is undefined first)")
@@ -59,14 +61,14 @@ def sign_test(differences: np.ndarray) -> np.ndarray:
     positive = (differences > 0).sum(axis=0)
     nonzero = (differences != 0).sum(axis=0)
     p_values = 2.0 * scipy.stats.binom.cdf(np.minimum(positive, nonzero - positive), nonzero, 0.5)
-    return np.where(nonzero == 0, 1.0, np.minimum(p_values, 1.0))
+    return np.asarray(np.where(nonzero == 0, 1.0, np.minimum(p_values, 1.0)), dtype=np.float64)
 
 
 def score_differences(scores: np.ndarray) -> np.ndarray:
     """Per-topic differences between every pair of runs: ``[q, a, b] = scores[q, a] - scores[q, b]``.
     ``scores``: shape ``(Q, K)``; returns ``(Q, K, K)``, the preference tensor of a score measure."""
-    scores = _finite("scores", scores)
-    return scores[:, :, None] - scores[:, None, :]
+    finite = _finite("scores", scores)
+    return finite[:, :, None] - finite[:, None, :]
 
 
 def pairwise_p_values(preferences: np.ndarray, *, test: Test = "t") -> np.ndarray:
@@ -120,7 +122,7 @@ def preference_scores(preferences: np.ndarray) -> np.ndarray:
     ``(Q, K, K)`` in, ``(K,)`` out."""
     preferences = _finite("preferences", preferences)
     runs = preferences.shape[1]
-    return preferences.sum(axis=2).mean(axis=0) / max(runs - 1, 1)
+    return np.asarray(preferences.sum(axis=2).mean(axis=0) / max(runs - 1, 1), dtype=np.float64)
 
 
 def bootstrap_ci(
@@ -152,7 +154,9 @@ def bootstrap_ci(
     return np.column_stack([result.confidence_interval.low, result.confidence_interval.high])
 
 
-def _permutation_batches(topics: int, runs: int, resamples: int, seed: int, cells: int):
+def _permutation_batches(
+    topics: int, runs: int, resamples: int, seed: int, cells: int
+) -> Iterator[npt.NDArray[np.int64]]:
     """Yield batches of per-topic permutations of the run labels, shape (batch, topics, runs), seeded."""
     rng = np.random.default_rng(seed)
     batch = max(1, 2_000_000 // max(cells, 1))

@@ -118,3 +118,33 @@ def test_docid_repeated_across_topics_is_not_a_duplicate():
     run = Run.from_records([("t1", "a", 2.0), ("t1", "b", 1.0), ("t2", "b", 2.0), ("t2", "a", 1.0)])
     ranked = rank_run(run, ties=DOCID_ASCENDING, duplicates="collapse")
     assert ranked.ranking("t1") == ["a", "b"] and ranked.ranking("t2") == ["b", "a"]
+
+
+def test_duplicates_are_found_in_long_docids_and_told_apart_past_the_eighth_byte():
+    # given docids that share their first 8 or 16 bytes, one repeated, and some longer than the fingerprint reads
+    long_docid = "x" * 100
+    run = Run.from_records(
+        [
+            ("t", "clueweb12-0000tw-00-00001", 4.0),
+            ("t", "clueweb12-0000tw-00-00002", 3.0),
+            ("t", "clueweb12-0000tw-00-00001", 1.0),
+            ("u", long_docid, 2.0),
+            ("u", long_docid + "y", 1.5),
+            ("u", long_docid, 1.0),
+        ]
+    )
+    ranked = rank_run(run, ties=DOCID_ASCENDING, duplicates="collapse")
+    # then the repeated docids collapse to their last line's score, the near-identical ones stay
+    assert ranked.ranking("t") == ["clueweb12-0000tw-00-00002", "clueweb12-0000tw-00-00001"]
+    assert ranked.ranking("u") == [long_docid + "y", long_docid]
+
+
+def test_fingerprints_are_equal_exactly_for_equal_strings_of_a_sliced_array():
+    import pyarrow as pa
+
+    from metrics.core.ranking import _string_fingerprints
+
+    strings = pa.array(["skip", "a", "ab", "abcdefgh", "abcdefghi", "a", "abcdefghi", "é"]).slice(1)
+    fingerprints = list(_string_fingerprints(strings))
+    assert fingerprints[0] == fingerprints[4] and fingerprints[3] == fingerprints[5]
+    assert len(set(fingerprints)) == 5

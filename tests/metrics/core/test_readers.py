@@ -195,3 +195,38 @@ def test_gzipped_files_are_read_and_checked(tmp_path):
     qrels = tmp_path / "q.gz"
     qrels.write_bytes(gzip.compress(b"t1 Q0 d1 2\n"))
     assert read_qrels(qrels).value.tolist() == [2.0]
+
+
+def test_qrels_read_by_arrow_and_by_pandas_are_the_same(tmp_path):
+    # given the same judgments, with repeated pairs, once with single spaces (Arrow's reader) and once with runs
+    # of spaces (pandas' any-whitespace reader)
+    lines = ["t2 Q0 d1 1", "t1 Q0 d1 0.5", "t2 Q0 d2 3", "t2 Q0 d1 2.5", "t1 Q0 d1 0.25", "t1 Q0 d9 -1"]
+    single = write(tmp_path, "single.txt", "\n".join(lines) + "\n")
+    spaced = write(tmp_path, "spaced.txt", "\n".join(line.replace(" ", "  ") for line in lines) + "\n")
+    # when both are read
+    by_arrow, by_pandas = read_qrels(single), read_qrels(spaced)
+    # then they agree entry by entry: first-line order, the maximum value of a repeated pair
+    assert list(by_arrow.topic) == list(by_pandas.topic) == ["t2", "t1", "t2", "t1"]
+    assert list(by_arrow.docid) == list(by_pandas.docid) == ["d1", "d1", "d2", "d9"]
+    assert by_arrow.value.tolist() == by_pandas.value.tolist() == [2.5, 0.5, 3.0, -1.0]
+    assert by_arrow.topics() == ["t2", "t1"]
+
+
+def test_scoring_a_run_file_imports_no_pandas(tmp_path):
+    # pandas costs about 0.3 s of start-up: reading, ordering, aligning and scoring must not need it
+    import subprocess
+    import sys
+
+    qrels = write(tmp_path, "q.txt", "t1 Q0 a 2\nt1 Q0 b 1\nt2 Q0 c 1\n")
+    run = write(tmp_path, "r.txt", "t1 Q0 b 1 3.0 x\nt1 Q0 a 2 3.0 x\nt1 Q0 b 3 1.0 x\nt2 Q0 z 1 1.0 x\n")
+    script = (
+        "import sys\n"
+        "from metrics.core.evaluate import evaluate_run, parse_measure\n"
+        "from metrics.core.readers import read_qrels, read_run\n"
+        "measures = [parse_measure(m) for m in ('compat@0.95', 'ndcg@10', 'ap', 'ppref', 'rbp')]\n"
+        f"scores = evaluate_run(read_qrels({str(qrels)!r}), read_run({str(run)!r}), measures)\n"
+        "assert scores[0].topics == ['t1', 't2'], scores\n"
+        "print('pandas' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
