@@ -51,7 +51,8 @@ def browser():
 def page(browser, request):
     """A fresh browser context (no cookies) at a laptop's size; dialogs are recorded and fail the test."""
     context = browser.new_context(viewport={"width": 1280, "height": 800})
-    context.set_default_timeout(15_000)
+    # Generous: a loaded 2-core CI machine runs a live server, chromium and the database at once.
+    context.set_default_timeout(30_000)
     page = context.new_page()
     dialogs: list[str] = []
 
