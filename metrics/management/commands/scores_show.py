@@ -19,8 +19,8 @@ KIND_MEANING = {
 }
 # One phrase per measure family for the legend; a family not listed is shown by its name alone.
 FAMILY_MEANING = {
-    "compat": "compatibility (normalised RBO, persistence p, with the closest ideal ranking; p = 0.8, 0.85, 0.95 "
-    "are the analogues of ndcg@3, @5, @20)",
+    "compat": "compatibility (normalised RBO, persistence p, with the closest ideal ranking; p = 0.8, 0.85, 0.9, 0.95 "
+    "are the analogues of ndcg@3, @5, @10, @20)",
     "ndcg": "NDCG with the qrels value as gain",
     "ap": "average precision",
     "rr": "reciprocal rank",
