@@ -46,6 +46,7 @@ from metrics.core.judgment_errors import (
 )
 from metrics.core.readers import Qrels, Run, TrecFormatError, read_qrels, read_run
 from metrics.core.significance import CORRECTIONS, bootstrap_ci
+from metrics.figures import label_points
 
 FORMAT_HELP = """\
 output (--format tsv, default; csv: the same with commas): lines whose first field names the line type, like
@@ -492,7 +493,7 @@ def plot_command(args: argparse.Namespace) -> int:
         y_qrels = args.y_qrels if args.y_qrels is not None else args.qrels
         axes.set_ylabel(f"{y.name} (qrels: {Path(y_qrels).name}; mean over {len(y.topics)} topics)")
         axes.set_title(f"{len(runids)} runs; Kendall's tau = {tau(x.run_scores, y.run_scores):.3f}")
-        _label_points(figure, axes, x.run_scores, y.run_scores, runids)
+        label_points(figure, axes, x.run_scores, y.run_scores, runids)
     else:
         figure, axes = pyplot.subplots(figsize=(max(6.4, 0.3 * len(runids)), 4.8))
         (result,) = results
@@ -517,53 +518,3 @@ def plot_command(args: argparse.Namespace) -> int:
         pyplot.close(figure)
     print(args.output)
     return 0
-
-
-def _label_points(figure: Any, axes: Any, xs: np.ndarray, ys: np.ndarray, names: list[str]) -> None:
-    """Name every point, small, to its right; labels that would overlap are pushed apart vertically (passes of
-    pairwise repulsion on the labels' measured boxes in screen space, as adjustText does) and joined to their
-    point by a thin leader line when moved."""
-    fontsize = 6.5
-    span_x = float(np.ptp(xs)) or 1.0
-    span_y = float(np.ptp(ys)) or 1.0
-    axes.set_xlim(float(xs.min()) - 0.05 * span_x, float(xs.max()) + 0.30 * span_x)
-    axes.set_ylim(float(ys.min()) - 0.08 * span_y, float(ys.max()) + 0.08 * span_y)
-    texts = [
-        axes.text(x, y, name, fontsize=fontsize, va="center")
-        for x, y, name in zip(xs, ys, names, strict=True)
-    ]
-    figure.canvas.draw()
-    renderer = figure.canvas.get_renderer()
-    extents = [text.get_window_extent(renderer) for text in texts]
-    widths = np.array([extent.width for extent in extents]) + 2.0
-    height = max(extent.height for extent in extents) + 1.0
-    to_pixels = axes.transData
-    points = to_pixels.transform(np.column_stack([xs, ys]))
-    gap = 4.0
-    labels = points + np.array([gap, 0.0])  # left end, vertical centre
-    for _ in range(500):
-        moved = False
-        for i in range(len(names)):
-            for j in range(i + 1, len(names)):
-                overlap_x = min(labels[i, 0] + widths[i], labels[j, 0] + widths[j]) - max(
-                    labels[i, 0], labels[j, 0]
-                )
-                overlap_y = height - abs(labels[i, 1] - labels[j, 1])
-                if overlap_x > 0 and overlap_y > 0:
-                    push = overlap_y / 2 + 0.25
-                    direction = 1.0 if (labels[i, 1], j) >= (labels[j, 1], i) else -1.0
-                    labels[i, 1] += direction * push
-                    labels[j, 1] -= direction * push
-                    moved = True
-        if not moved:
-            break
-    positions = to_pixels.inverted().transform(labels)
-    for text, point, label, position in zip(texts, points, labels, positions, strict=True):
-        text.set_position(position)
-        if abs(label[1] - point[1]) > height / 2:
-            axes.annotate(
-                "",
-                xy=to_pixels.inverted().transform(point),
-                xytext=position,
-                arrowprops={"arrowstyle": "-", "lw": 0.4, "color": "0.5", "shrinkA": 0, "shrinkB": 2},
-            )

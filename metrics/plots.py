@@ -22,9 +22,12 @@ def _figure():
     import matplotlib
 
     matplotlib.use("Agg")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    return Figure(figsize=(6.4, 4.4), dpi=100)
+    figure = Figure(figsize=(6.4, 4.4), dpi=100)
+    FigureCanvasAgg(figure)  # a canvas that can measure text, for the point labels
+    return figure
 
 
 def _png(figure) -> bytes:
@@ -51,6 +54,12 @@ def plot_scatter(*, campaign: Campaign, x: tuple[str, str], y: tuple[str, str]) 
     figure = _figure()
     axes = figure.add_subplot()
     axes.scatter([xs[r] for r in runs], [ys[r] for r in runs], s=18, color="#1f4e79")
+    if runs:
+        import numpy as np
+
+        from metrics.figures import label_points
+
+        label_points(figure, axes, np.array([xs[r] for r in runs]), np.array([ys[r] for r in runs]), runs)
     axes.set_xlabel(f"{x[0]} ({x[1]})")
     axes.set_ylabel(f"{y[0]} ({y[1]})")
     if len(runs) >= 2:

@@ -6,9 +6,9 @@ leaderboard and both plots, and download the qrels. Screenshots go to tests/e2e/
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import expect
 from django.contrib.auth.models import Group, User
 from django.core.management import call_command
+from playwright.sync_api import expect
 
 from judging.models import Campaign, Export
 from pools.models import Run
