@@ -149,11 +149,18 @@ def _open_hits(*, campaign_id: int, worker: Worker, now: datetime) -> QuerySet[H
         hit=OuterRef("pk"),
         pair__slots__judgments__assignment__worker=worker,
     )
+    # Only an assignment of theirs that did not count (expired, discarded) can have left a judged pair in the
+    # queue (a counted pair has its winner): without one, the costly check above is skipped.
+    not_counted = Assignment.objects.filter(
+        campaign_id=campaign_id,
+        worker=worker,
+        status__in=(Assignment.Status.EXPIRED, Assignment.Status.DISCARDED),
+    )
     return (
         Hit.objects.filter(campaign_id=campaign_id, status=Hit.Status.OPEN)
         .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
         .exclude(Exists(live))
-        .exclude(Exists(judged_before))
+        .filter(~Exists(not_counted) | ~Exists(judged_before))
         .order_by("number")
     )
 
