@@ -145,10 +145,8 @@ def _open_hits(*, campaign_id: int, worker: Worker, now: datetime) -> QuerySet[H
     """The campaign's open HITs within their lifetime that nobody holds and that show the worker no pair
     they already judged (e.g. a pair requeued from a HIT of theirs that expired), oldest first."""
     live = Assignment.objects.filter(hit=OuterRef("pk"), status__in=LIVE_ASSIGNMENT_STATES)
-    judged_before = HitSlot.objects.filter(
-        hit=OuterRef("pk"),
-        pair__slots__judgments__assignment__worker=worker,
-    )
+    # The pairs an open HIT holds point to it, so this reaches them without going through its slots.
+    judged_before = Judgment.objects.filter(slot__pair__hit=OuterRef("pk"), assignment__worker=worker)
     # Only an assignment of theirs that did not count (expired, discarded) can have left a judged pair in the
     # queue (a counted pair has its winner): without one, the costly check above is skipped.
     not_counted = Assignment.objects.filter(
