@@ -12,7 +12,11 @@ Modes (each in a fresh database, in its own process, since Django is configured 
 
 Prints one row per mode: wall time, judgments counted (pairs with a valid judgment), answers (including
 challenges), HITs, SQL queries per counted judgment (counted with a connection execute wrapper in this
-process; in worker mode the worker's own queries are not included) and the top-k agreement with the oracle.
+process, ``BEGIN`` included; in worker mode the worker's own queries are not included), the top-k agreement
+with the oracle, and the wall time against ``toppref simulate`` (the pure engine) on the same topics, seed and
+oracle, timed in the same run as a command (``simulate_s``, its start included). The goals (at most
+``GOAL_RATIO`` times ``toppref simulate`` and ``GOAL_QUERIES_PER_JUDGMENT`` queries per counted judgment on
+SQLite eager) are printed with the table.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ REPO_DIR = Path(__file__).resolve().parent.parent
 CAST_DIR = REPO_DIR.parent / "shared" / "data" / "cast2019"
 MODES = ("sqlite-eager", "postgres-eager", "postgres-worker")
 BENCH_DATABASE = "toppref_bench"
+GOAL_RATIO = 15.0
+GOAL_QUERIES_PER_JUDGMENT = 2.0
 
 
 def main() -> int:
@@ -52,12 +58,40 @@ def main() -> int:
     if args.run:
         print(json.dumps(run_mode(args)))
         return 0
+    simulate_s = time_toppref_simulate(args)
     rows = []
     for mode in args.modes:
         row = run_in_subprocess(mode, args)
+        if "wall_s" in row:
+            row["simulate_s"] = round(simulate_s, 2)
+            row["ratio"] = round(row["wall_s"] / simulate_s, 1)
         rows.append(row)
         print_table(rows, args)
+    print_goals(rows)
     return 0
+
+
+def time_toppref_simulate(args: argparse.Namespace) -> float:
+    """Wall seconds of ``toppref simulate`` (crowd mode, the same seed and oracle) on the campaign's topics,
+    run as a command as a user would (the best of three, so one busy moment of the machine does not count)."""
+    workdir = Path(tempfile.mkdtemp(prefix="toppref-bench-simulate-"))
+    graded, oracle = CAST_DIR / "qrels.graded.txt", CAST_DIR / "qrels.preference.txt"
+    if args.topics:
+        topics = sorted({line.split()[0] for line in graded.read_text().splitlines() if line.strip()})
+        keep = set(topics[: args.topics])
+        for source, target in ((graded, workdir / "graded.txt"), (oracle, workdir / "oracle.txt")):
+            lines = source.read_text().splitlines(keepends=True)
+            target.write_text("".join(line for line in lines if line.split() and line.split()[0] in keep))
+        graded, oracle = workdir / "graded.txt", workdir / "oracle.txt"
+    toppref = Path(sys.executable).with_name("toppref")
+    command = [str(toppref), "simulate", "--qrels", str(graded), "--oracle", str(oracle)]
+    command += ["--seed", str(args.seed), "--out", str(workdir / "preferences.txt")]
+    timings = []
+    for _ in range(3):
+        started = time.perf_counter()
+        subprocess.run(command, cwd=REPO_DIR, check=True, capture_output=True)
+        timings.append(time.perf_counter() - started)
+    return min(timings)
 
 
 def run_in_subprocess(mode: str, args: argparse.Namespace) -> dict:
@@ -213,6 +247,8 @@ def print_table(rows: list[dict], args: argparse.Namespace) -> None:
         ("queries_per_judgment", 20),
         ("same_best", 9),
         ("top5_recall", 11),
+        ("simulate_s", 10),
+        ("ratio", 6),
     ]
     print(
         f"\nCAsT 2019 crowd campaign through Django (k=5, F=9, P=7, seed {args.seed}; oracle qrels.preference.txt)"
@@ -223,6 +259,25 @@ def print_table(rows: list[dict], args: argparse.Namespace) -> None:
             print(f"{row['mode']:>16} failed: {row['error']}")
             continue
         print(" ".join(f"{row.get(name, ''):>{width}}" for name, width in columns))
+    sys.stdout.flush()
+
+
+def print_goals(rows: list[dict]) -> None:
+    """Each mode against the goals: wall at most GOAL_RATIO x ``toppref simulate``, at most
+    GOAL_QUERIES_PER_JUDGMENT queries per counted judgment (the goals are set for SQLite eager)."""
+    print(
+        f"\ngoals (sqlite-eager): wall <= {GOAL_RATIO:g} x toppref simulate, "
+        f"<= {GOAL_QUERIES_PER_JUDGMENT:g} queries per counted judgment"
+    )
+    for row in rows:
+        if "ratio" not in row:
+            continue
+        ratio_ok = "met" if row["ratio"] <= GOAL_RATIO else "missed"
+        queries_ok = "met" if row["queries_per_judgment"] <= GOAL_QUERIES_PER_JUDGMENT else "missed"
+        print(
+            f"{row['mode']:>16}: {row['wall_s']} s = {row['ratio']}x toppref simulate ({row['simulate_s']} s): "
+            f"{ratio_ok}; {row['queries_per_judgment']} queries per counted judgment: {queries_ok}"
+        )
     sys.stdout.flush()
 
 

@@ -13,11 +13,11 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import TypeVar
 
-from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
-from judging.models import Assignment, Campaign, Hit, HitSlot, Judgment, Pair, Worker
+from judging.models import Assignment, Campaign, Hit, HitSlot, Judgment, Pair, Round, Worker
 from judging.services.errors import (
     AssignmentClosedError,
     AssignmentOverdueError,
@@ -37,6 +37,7 @@ from judging.services.hits import (
     hit_discard,
     hit_is_past_lifetime,
 )
+from judging.tasks import round_close_if_complete_task
 
 LIVE_ASSIGNMENT_STATES = (Assignment.Status.IN_PROGRESS, Assignment.Status.ACCEPTED)
 T = TypeVar("T")
@@ -116,38 +117,76 @@ def _hit_assign_next(*, campaign: Campaign, worker: Worker) -> Assignment | None
     worker = Worker.objects.select_for_update().get(pk=worker.pk)
     if worker.is_excluded:
         raise WorkerExcludedError(worker_id=worker.pk)
+    # The common case in one statement, made after the worker's lock is held (so it sees every assignment
+    # committed for them): the campaign runs, the worker holds nothing in it, and an open HIT is free.
+    held = Assignment.objects.filter(
+        campaign_id=campaign.pk, worker_id=worker.pk, status=Assignment.Status.IN_PROGRESS
+    )
+    assignment = _open_hit_take(
+        _open_hits(campaign_id=campaign.pk, worker=worker, now=now)
+        .filter(campaign__status=Campaign.Status.RUNNING)
+        .exclude(Exists(held)),
+        worker=worker,
+        now=now,
+    )
+    if assignment is not None:
+        return assignment
     campaign = Campaign.objects.get(pk=campaign.pk)
     current = _assignment_in_progress(worker=worker, campaign=campaign, now=now)
     if current is not None:
         return current
-    if not Campaign.objects.filter(pk=campaign.pk, status=Campaign.Status.RUNNING).exists():
+    if campaign.status != Campaign.Status.RUNNING:
         # A paused (or finished) campaign hands out no new HIT; the one a worker holds stays theirs.
         return None
+    return _open_hit_take(_open_hits(campaign_id=campaign.pk, worker=worker, now=now), worker=worker, now=now)
+
+
+def _open_hits(*, campaign_id: int, worker: Worker, now: datetime) -> QuerySet[Hit]:
+    """The campaign's open HITs within their lifetime that nobody holds and that show the worker no pair
+    they already judged (e.g. a pair requeued from a HIT of theirs that expired), oldest first."""
     live = Assignment.objects.filter(hit=OuterRef("pk"), status__in=LIVE_ASSIGNMENT_STATES)
-    # A worker never gets a pair they already judged (e.g. a pair requeued from a HIT of theirs that expired).
-    judged_before = HitSlot.objects.filter(
-        hit=OuterRef("pk"),
-        pair__slots__judgments__assignment__worker=worker,
+    # The pairs an open HIT holds point to it, so this reaches them without going through its slots.
+    judged_before = Judgment.objects.filter(slot__pair__hit=OuterRef("pk"), assignment__worker=worker)
+    # Only an assignment of theirs that did not count (expired, discarded) can have left a judged pair in the
+    # queue (a counted pair has its winner): without one, the costly check above is skipped.
+    not_counted = Assignment.objects.filter(
+        campaign_id=campaign_id,
+        worker=worker,
+        status__in=(Assignment.Status.EXPIRED, Assignment.Status.DISCARDED),
     )
+    return (
+        Hit.objects.filter(campaign_id=campaign_id, status=Hit.Status.OPEN)
+        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+        .exclude(Exists(live))
+        .filter(~Exists(not_counted) | ~Exists(judged_before))
+        .order_by("number")
+    )
+
+
+def _open_hit_take(hits: QuerySet[Hit], *, worker: Worker, now: datetime) -> Assignment | None:
+    """Lock the first of ``hits`` that no concurrent caller has locked and assign it to the locked worker;
+    None when there is none. Concurrent callers skip each other's locked HITs (PostgreSQL ``SKIP LOCKED``)."""
     taken: list[int] = []
     while True:
         hit = (
-            Hit.objects.filter(campaign=campaign, status=Hit.Status.OPEN)
-            .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
-            .exclude(Exists(live))
-            .exclude(Exists(judged_before))
-            .exclude(pk__in=taken)
-            .order_by("number")
-            .select_for_update(skip_locked=True)
+            hits.exclude(pk__in=taken)
+            .select_related("campaign")
+            .select_for_update(skip_locked=True, of=("self",))
             .first()
         )
         if hit is None:
             return None
         # The EXISTS above saw the snapshot of the statement's start: a worker who took this HIT and committed
-        # while we waited is only visible to a query made now that we hold its lock (PostgreSQL, READ COMMITTED).
-        if not hit.assignments.filter(status__in=LIVE_ASSIGNMENT_STATES).exists():
-            return _assignment_create(hit=hit, worker=worker, campaign=campaign, now=now)
+        # while we waited is only visible to a query made now that we hold its lock (PostgreSQL, READ
+        # COMMITTED). SQLite's transactions are serialisable (writers queue: IMMEDIATE), so there what the
+        # statement saw is still true.
+        if connection.vendor == "sqlite" or not _hit_is_held(hit):
+            return _assignment_create(hit=hit, worker=worker, campaign=hit.campaign, now=now)
         taken.append(hit.pk)
+
+
+def _hit_is_held(hit: Hit) -> bool:
+    return hit.assignments.filter(status__in=LIVE_ASSIGNMENT_STATES).exists()
 
 
 def _assignment_in_progress(*, worker: Worker, campaign: Campaign, now: datetime) -> Assignment | None:
@@ -245,7 +284,15 @@ def assignment_submit(*, assignment: Assignment, winners: Mapping[int, int]) -> 
     if assignment.status != Assignment.Status.IN_PROGRESS and assignment.submitted_at is not None:
         return assignment
     _check_open(assignment, now=timezone.now())
-    slots = {slot.position: slot for slot in HitSlot.objects.filter(hit_id=assignment.hit_id)}
+    # Each slot with the winner already stored for it (an answer given earlier keeps its first value) and
+    # its pair's round, in one query.
+    stored = Judgment.objects.filter(assignment=assignment, slot=OuterRef("pk")).values("winner_id")[:1]
+    slots = {
+        slot.position: slot
+        for slot in HitSlot.objects.filter(hit_id=assignment.hit_id).annotate(
+            stored_winner_id=Subquery(stored), round_id=F("pair__round_id")
+        )
+    }
     if set(winners) != set(slots):
         missing, unknown = sorted(set(slots) - set(winners)), sorted(set(winners) - set(slots))
         raise SlotMismatchError(
@@ -255,7 +302,6 @@ def assignment_submit(*, assignment: Assignment, winners: Mapping[int, int]) -> 
     for position, winner_id in winners.items():
         if winner_id not in (slots[position].left_id, slots[position].right_id):
             raise InvalidWinnerError(slot_id=slots[position].pk, winner_id=winner_id)
-    answered = set(Judgment.objects.filter(assignment=assignment).values_list("slot_id", flat=True))
     Judgment.objects.bulk_create(
         [
             Judgment(
@@ -265,10 +311,20 @@ def assignment_submit(*, assignment: Assignment, winners: Mapping[int, int]) -> 
                 winner_side=_side(slot, winners[position]),
             )
             for position, slot in slots.items()
-            if slot.pk not in answered
+            if slot.stored_winner_id is None
         ]
     )
-    _assignment_complete(assignment=assignment, hit=hit)
+    answers = [
+        (
+            slot.is_challenge,
+            slot.expected_winner_id,
+            slot.pair_id,
+            winners[position] if slot.stored_winner_id is None else slot.stored_winner_id,
+        )
+        for position, slot in slots.items()
+    ]
+    round_ids = {slot.round_id for slot in slots.values() if slot.round_id is not None}
+    _assignment_complete(assignment=assignment, hit=hit, answers=answers, round_ids=round_ids)
     return assignment
 
 
@@ -299,23 +355,30 @@ def _lock_worker_hit_and_assignment(assignment: Assignment) -> tuple[Hit, Assign
     return hit, assignment
 
 
-def _assignment_complete(*, assignment: Assignment, hit: Hit) -> None:
+def _assignment_complete(
+    *,
+    assignment: Assignment,
+    hit: Hit,
+    answers: list[tuple[bool, int | None, int | None, int]] | None = None,
+    round_ids: set[int] | None = None,
+) -> None:
     """Check a fully answered assignment against its challenges and count or discard it; the caller is
-    atomic and holds the locks of the worker (``assignment.worker``), the HIT and the assignment.
+    atomic and holds the locks of the worker (``assignment.worker``), the HIT and the assignment. ``answers``
+    (is_challenge, expected winner, pair, winner per slot) and ``round_ids`` (the rounds of the HIT's pairs)
+    save reading them again when the caller has them at hand.
 
     The worker earns the HIT's reward either way ("Assessing top-k preferences", section 4.3: workers failing
     a challenge "were paid but excluded"). ``paid_usd`` records money actually paid: with the ``local``
     provider approval is immediate, so it is paid now; a crowd platform's payment is recorded when the
     platform confirms it."""
-    from judging.tasks import round_close_if_complete_task
-
     now = timezone.now()
     campaign = assignment.campaign
-    answers = list(
-        Judgment.objects.filter(assignment=assignment).values_list(
-            "slot__is_challenge", "slot__expected_winner_id", "slot__pair_id", "winner_id"
+    if answers is None:
+        answers = list(
+            Judgment.objects.filter(assignment=assignment).values_list(
+                "slot__is_challenge", "slot__expected_winner_id", "slot__pair_id", "winner_id"
+            )
         )
-    )
     failed = sum(1 for is_challenge, expected, _, winner in answers if is_challenge and winner != expected)
     worker = assignment.worker
     if failed:
@@ -335,11 +398,26 @@ def _assignment_complete(*, assignment: Assignment, hit: Hit) -> None:
     hit.status = Hit.Status.ACCEPTED
     hit.closed_at = now
     hit.save(update_fields=["status", "closed_at"])
-    pairs = [
-        Pair(pk=pair_id, winner_id=winner, judged_at=now)
-        for is_challenge, _, pair_id, winner in answers
-        if not is_challenge
-    ]
-    Pair.objects.bulk_update(pairs, ["winner", "judged_at"])
-    round_ids = sorted(set(Pair.objects.filter(hit=hit).values_list("round_id", flat=True)))
-    transaction.on_commit(lambda: [round_close_if_complete_task.delay(round_id) for round_id in round_ids])
+    # Every pair gets the winner its judgment names, in one statement (cheaper than a CASE per pair).
+    stored = Judgment.objects.filter(assignment=assignment, slot__pair=OuterRef("pk")).values("winner_id")[:1]
+    Pair.objects.filter(
+        pk__in=[pair_id for is_challenge, _, pair_id, _ in answers if not is_challenge]
+    ).update(winner_id=Subquery(stored), judged_at=now)
+    if round_ids is None:
+        round_ids = set(Pair.objects.filter(hit=hit).values_list("round_id", flat=True))
+    transaction.on_commit(lambda: _rounds_close_complete(sorted(round_ids)))
+
+
+def _rounds_close_complete(round_ids: list[int]) -> None:
+    """After a HIT counted: queue the closing of those of its rounds that are now complete, asked once for
+    all of them. Asked after commit, so of HITs of one round counted at the same moment the last to commit
+    sees every answer; a round queued twice closes once (``round_close_if_complete`` is idempotent)."""
+    unjudged = Pair.objects.filter(round=OuterRef("pk"), winner__isnull=True)
+    complete = (
+        Round.objects.filter(pk__in=round_ids, closed_at__isnull=True)
+        .exclude(Exists(unjudged))
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    for round_id in list(complete):
+        round_close_if_complete_task.delay(round_id)

@@ -16,7 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from judging.engine import RankedItem, RoundPlan, TopicState, topic_round_close
-from judging.models import CampaignTopic, Candidate, Pair, Round
+from judging.models import CampaignTopic, Candidate, Round
 from judging.services.topic_state import (
     FINISHED_STATES,
     campaign_params,
@@ -51,9 +51,8 @@ def round_close_if_complete(*, round: Round) -> bool:
     """Close the round once every pair has a valid judgment: stage 1 culls (and reinstates) candidates and
     opens the next round; stage 2 ranks the pool and finishes the topic. Returns whether this call closed
     the round; False when a pair is still unjudged or the round was already closed."""
-    # Most calls come from HITs that completed only part of a round: answer those without taking the lock.
-    if Pair.objects.filter(round_id=round.pk, winner__isnull=True).exists():
-        return False
+    # Callers ask for rounds they found complete (a counted HIT's rounds are checked after commit), so the
+    # check is made once, under the topic's lock.
     campaign_topic = (
         CampaignTopic.objects.select_for_update()
         .select_related("campaign", "topic")
@@ -100,14 +99,15 @@ def round_close_if_complete(*, round: Round) -> bool:
             "next_stage": result.next_stage,
         }
         round.save(update_fields=["outcome", "closed_at"])
-        round_open(campaign_topic=campaign_topic, state=closing.state, item_ids=dict(candidates))
+        if round_open(campaign_topic=campaign_topic, state=closing.state, item_ids=dict(candidates)):
+            # Only new pairs give HIT building something to do; a finished topic queues none.
+            campaign_id = campaign.pk
+            transaction.on_commit(lambda: hit_build_task.delay(campaign_id))
     else:
         assert closing.ranked is not None  # a closed stage-2 round always ranks the pool
         round.outcome = {"wins": closing.wins}
         round.save(update_fields=["outcome", "closed_at"])
         topic_close(campaign_topic=campaign_topic, ranked=closing.ranked)
-    campaign_id = campaign.pk
-    transaction.on_commit(lambda: hit_build_task.delay(campaign_id))
     return True
 
 

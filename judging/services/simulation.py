@@ -8,9 +8,10 @@ import time
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
+from django.db.models import Q
 
 from judging.engine import Oracle
-from judging.models import Campaign, HitSlot, Worker
+from judging.models import Campaign, Hit, HitSlot, Worker
 from judging.services.campaigns import campaign_advance
 from judging.services.errors import JudgingError
 from judging.services.judgments import assignment_submit, hit_assign_next, worker_get_or_create
@@ -55,13 +56,16 @@ def campaign_simulate(
     hits = discarded = answers = 0
     turn = 0
     idle_since = time.monotonic()
+    # The slots of the campaign's open HITs, read for many HITs at once (a HIT's slots never change).
+    hit_slots: dict[int, list[tuple]] = {}
     while True:
-        campaign.refresh_from_db(fields=["status"])
-        if campaign.status == Campaign.Status.DONE:
-            break
         slot_index = turn % len(workers)
         assignment = hit_assign_next(campaign=campaign, worker=workers[slot_index])
         if assignment is None:
+            # No HIT to hand out: the campaign is done, or rounds must close and HITs be built first.
+            campaign.refresh_from_db(fields=["status"])
+            if campaign.status == Campaign.Status.DONE:
+                break
             if drive:
                 counts = campaign_advance(campaign=campaign)
                 if not any(counts.values()):
@@ -76,11 +80,10 @@ def campaign_simulate(
                 time.sleep(poll_seconds)
             continue
         idle_since = time.monotonic()
-        slots = HitSlot.objects.filter(hit_id=assignment.hit_id).values_list(
-            "position", "topic__topic_id", "left_id", "left__docid", "right_id", "right__docid"
-        )
+        if assignment.hit_id not in hit_slots:
+            hit_slots.update(_open_hit_slots(campaign, since=assignment.hit_id))
         winners = {}
-        for position, topic_id, left_id, left, right_id, right in slots:
+        for position, topic_id, left_id, left, right_id, right in hit_slots.pop(assignment.hit_id):
             winners[position] = left_id if oracle.prefer(topic_id, left, right) == left else right_id
         assignment = assignment_submit(assignment=assignment, winners=winners)
         hits += 1
@@ -113,6 +116,22 @@ def tournament_simulate(
         )
         judgments += 1
     return judgments
+
+
+def _open_hit_slots(campaign: Campaign, *, since: int) -> dict[int, list[tuple]]:
+    """The slots of HIT ``since`` and of the campaign's open HITs made after it, by HIT."""
+    slots: dict[int, list[tuple]] = {}
+    rows = (
+        HitSlot.objects.filter(hit__campaign=campaign, hit_id__gte=since)
+        .filter(Q(hit__status=Hit.Status.OPEN) | Q(hit_id=since))
+        .order_by("hit_id", "position")
+        .values_list(
+            "hit_id", "position", "topic__topic_id", "left_id", "left__docid", "right_id", "right__docid"
+        )
+    )
+    for hit, *slot in rows:
+        slots.setdefault(hit, []).append(tuple(slot))
+    return slots
 
 
 def _simulated_worker(campaign: Campaign, index: int) -> Worker:

@@ -22,6 +22,7 @@ from judging.models import Campaign, CampaignTopic, Candidate, Pair, Round
 
 FINISHED_STATES = (CampaignTopic.State.DONE, CampaignTopic.State.NOTHING_TO_JUDGE)
 
+
 def campaign_params(campaign: Campaign) -> CrowdParams:
     """The engine's parameters for a campaign."""
     return CrowdParams(

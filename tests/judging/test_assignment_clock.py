@@ -344,3 +344,22 @@ def test_tournament_judgment_submit_stores_the_side_and_milliseconds_and_refuses
 
     assert (judgment.winner_side, judgment.milliseconds) == ("right", 840)
     assert TournamentJudgment.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_a_worker_back_after_their_deadline_is_not_given_the_hit_they_half_judged_again():
+    # Given a worker who judged two pairs of a HIT and let their deadline pass (the HIT stays open)
+    campaign = crowd_campaign()
+    worker = WorkerFactory()
+    late = hit_assign_next(campaign=campaign, worker=worker)
+    for slot in HitSlot.objects.filter(hit_id=late.hit_id, pair__isnull=False).order_by("position")[:2]:
+        judgment_submit(assignment=late, slot=slot, winner_id=slot.left_id)
+    Assignment.objects.filter(pk=late.pk).update(deadline_at=timezone.now() - timedelta(seconds=1))
+
+    # When they ask again, and then another worker asks
+    fresh = hit_assign_next(campaign=campaign, worker=worker)
+    other = hit_assign_next(campaign=campaign, worker=WorkerFactory())
+
+    # Then they get another HIT, and the half-judged one goes to the other worker
+    assert fresh is not None and fresh.hit_id != late.hit_id
+    assert other.hit_id == late.hit_id
