@@ -19,6 +19,7 @@ COPY pools ./pools
 COPY judging ./judging
 COPY metrics ./metrics
 COPY trecio ./trecio
+COPY dashboard ./dashboard
 RUN pip install .
 
 COPY manage.py ./

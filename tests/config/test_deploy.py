@@ -163,3 +163,16 @@ def test_a_numeric_setting_that_is_not_a_number_stops_the_start_naming_the_varia
     assert result.returncode != 0
     last_line = result.stderr.strip().splitlines()[-1]
     assert "ImproperlyConfigured" in last_line and f"{name}={value!r}" in last_line
+
+
+def test_the_image_copies_every_package_the_project_installs():
+    import re
+    import tomllib
+
+    repo = Path(__file__).resolve().parents[2]
+    patterns = tomllib.loads((repo / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"][
+        "include"
+    ]
+    packages = {pattern.rstrip("*") for pattern in patterns}
+    copied = set(re.findall(r"^COPY (\w+) \./\1$", (repo / "Dockerfile").read_text(), flags=re.M))
+    assert packages <= copied, f"Dockerfile does not copy {sorted(packages - copied)}"
