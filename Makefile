@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install migrate demo demo-data serve test test-fast lint typecheck typecheck-services benchmark figures clean
+.PHONY: install migrate demo demo-data serve test test-fast lint typecheck benchmark figures clean
 
 # Timing of the demo's stages: `$(START)` before a stage's commands, `$(call DONE,NAME)` after them, on one line.
 CLOCK = $(PYTHON) -c 'import time; print(time.time())'
@@ -81,13 +81,10 @@ demo:
 serve: migrate
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
-# Type checks: strict on the judging engine, the measures and trecio (pyproject [tool.mypy]); `make test` runs
-# them. The services (Django plugin) are checked by `make typecheck-services` until they are clean.
+# Type checks: strict on the judging engine, the measures and trecio, and the judging services with the
+# django-stubs plugin (pyproject [tool.mypy]); `make test` runs them.
 typecheck: install
-	$(VENV)/bin/mypy judging/engine metrics/core trecio
-
-typecheck-services: install
-	$(VENV)/bin/mypy judging/services
+	$(VENV)/bin/mypy judging/engine metrics/core trecio judging/services
 
 test: install
 	$(VENV)/bin/ruff check .

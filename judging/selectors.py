@@ -4,9 +4,10 @@ worker is shown."""
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypedDict
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum, Value
 from django.db.models.functions import Coalesce
@@ -31,6 +32,88 @@ from pools.models import GradedJudgment
 PREFERENCE_KINDS = ("combined", "top_k", "best")
 
 
+class _RoundRow(TypedDict):
+    campaign_topic_id: int
+    number: int
+    stage: int
+    candidate_count: int
+    closed_at: datetime | None
+
+
+class ProgressRow(TypedDict):
+    """One topic of ``campaign_progress_table``."""
+
+    topic: str
+    state: str
+    round: int
+    stage: int | None
+    pool_sizes: list[int]
+    pairs_judged: int
+    pairs_open: int
+    is_finished: bool
+
+
+class ProgressTable(TypedDict):
+    """``campaign_progress_table``: one row per topic and the campaign's totals."""
+
+    topics: list[ProgressRow]
+    topics_total: int
+    topics_finished: int
+    fraction_finished: float
+    pairs_judged: int
+    pairs_open: int
+
+
+class WorkerRow(TypedDict):
+    """One worker of ``campaign_worker_table``; the rates are None when there is nothing to divide."""
+
+    worker_id: int
+    worker: str
+    is_excluded: bool
+    hits_submitted: int
+    hits_discarded: int
+    challenge_pass_rate: float | None
+    agreement: float | None
+    left_rate: float | None
+    median_seconds: float | None
+
+
+class TieAtK(TypedDict):
+    """A topic of ``campaign_ties_at_k``: the items tied at the lowest rank of its top-k."""
+
+    topic: str
+    items: list[str]
+    rank: int
+    count: int
+
+
+class IntransitiveTriple(TypedDict):
+    topic: str
+    items: list[str]
+
+
+class TopKItem(TypedDict):
+    docid: str
+    text: str
+    rank: int
+    wins: int | None
+
+
+class TopKTopic(TypedDict):
+    """A finished topic of ``campaign_top_k_with_text``."""
+
+    topic: str
+    question: str
+    items: list[TopKItem]
+
+
+class Forecast(TypedDict):
+    """``campaign_forecast``'s expected remaining HITs and their cost (0 when nothing is left to plan)."""
+
+    hits: float
+    cost_usd: float
+
+
 def campaign_ranked(*, campaign: Campaign) -> dict[str, list[RankedItem]]:
     """Each finished topic's top-k, best first (ties at rank k included), by external topic id."""
     ranked: dict[str, list[RankedItem]] = defaultdict(list)
@@ -44,6 +127,8 @@ def campaign_ranked(*, campaign: Campaign) -> dict[str, list[RankedItem]]:
         .values_list("campaign_topic__topic__topic_id", "item__docid", "rank", "wins")
     )
     for topic_id, docid, rank, wins in rows:
+        if rank is None:  # excluded by the filter; the field is nullable
+            continue
         ranked[topic_id].append(RankedItem(docid=docid, rank=rank, wins=wins or 0))
     return dict(ranked)
 
@@ -202,14 +287,14 @@ def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
 def campaign_judgment_counts(*, campaign: Campaign) -> dict[str, int]:
     """Counted judgments per topic id: pairs with a valid judgment (crowd) or tournament judgments."""
     if campaign.mode == Campaign.Mode.TOURNAMENT:
-        rows = TournamentJudgment.objects.filter(campaign_topic__campaign=campaign).values_list(
+        judgments = TournamentJudgment.objects.filter(campaign_topic__campaign=campaign).values_list(
             "campaign_topic__topic__topic_id"
         )
-    else:
-        rows = Pair.objects.filter(
-            round__campaign_topic__campaign=campaign, winner__isnull=False
-        ).values_list("round__campaign_topic__topic__topic_id")
-    return dict(rows.annotate(n=Count("pk")).order_by())
+        return dict(judgments.annotate(n=Count("pk")).order_by())
+    pairs = Pair.objects.filter(round__campaign_topic__campaign=campaign, winner__isnull=False).values_list(
+        "round__campaign_topic__topic__topic_id"
+    )
+    return dict(pairs.annotate(n=Count("pk")).order_by())
 
 
 def hit_slot_list_for_worker(*, hit: Hit) -> list[dict[str, object]]:
@@ -336,7 +421,7 @@ def campaign_get_visible(*, user, name: str) -> Campaign:
     return campaign_list_visible(user=user).get(name=name)
 
 
-def campaign_progress_table(*, campaign: Campaign) -> dict[str, object]:
+def campaign_progress_table(*, campaign: Campaign) -> ProgressTable:
     """Progress of every topic for the dashboard, in a fixed number of queries whatever the campaign's size:
     per topic its state, round, pool size per round and pairs judged / open; plus overall totals."""
     topics = list(
@@ -344,7 +429,7 @@ def campaign_progress_table(*, campaign: Campaign) -> dict[str, object]:
         .order_by("topic__topic_id")
         .values("pk", "topic__topic_id", "state", "round_number")
     )
-    rounds: dict[int, list[dict]] = defaultdict(list)
+    rounds: dict[int, list[_RoundRow]] = defaultdict(list)
     for row in (
         Round.objects.filter(campaign_topic__campaign=campaign)
         .order_by("campaign_topic_id", "number")
@@ -359,7 +444,7 @@ def campaign_progress_table(*, campaign: Campaign) -> dict[str, object]:
         ):
             pair_counts[topic_pk][key] = n
     finished = (CampaignTopic.State.DONE, CampaignTopic.State.NOTHING_TO_JUDGE)
-    table = [
+    table: list[ProgressRow] = [
         {
             "topic": row["topic__topic_id"],
             "state": row["state"],
@@ -385,45 +470,52 @@ def campaign_progress_table(*, campaign: Campaign) -> dict[str, object]:
 
 def _final_ranks(*, campaign: Campaign) -> dict[tuple[int, int], int]:
     """``{(topic pk, item pk): rank}`` of every ranked candidate of a finished topic."""
-    return {
-        (topic_pk, item_pk): rank
-        for topic_pk, item_pk, rank in Candidate.objects.filter(
-            campaign_topic__campaign=campaign, rank__isnull=False
-        ).values_list("campaign_topic__topic_id", "item_id", "rank")
-    }
+    ranks: dict[tuple[int, int], int] = {}
+    for topic_pk, item_pk, rank in Candidate.objects.filter(
+        campaign_topic__campaign=campaign, rank__isnull=False
+    ).values_list("campaign_topic__topic_id", "item_id", "rank"):
+        if rank is not None:  # always, by the filter; the field is nullable
+            ranks[(topic_pk, item_pk)] = rank
+    return ranks
 
 
-def campaign_worker_table(*, campaign: Campaign) -> list[dict[str, object]]:
+@dataclass
+class _WorkerTally:
+    """A worker's counts while ``campaign_worker_table`` reads the judgments: [hits, total] pairs."""
+
+    worker_id: int
+    worker: str
+    is_excluded: bool
+    hits_submitted: int = 0
+    hits_discarded: int = 0
+    challenges: list[int] = field(default_factory=lambda: [0, 0])
+    agreement: list[int] = field(default_factory=lambda: [0, 0])
+    left: list[int] = field(default_factory=lambda: [0, 0])
+    milliseconds: list[int] = field(default_factory=list)
+
+
+def campaign_worker_table(*, campaign: Campaign) -> list[WorkerRow]:
     """One row per worker who took a HIT of the campaign (three queries whatever its size): HITs submitted,
     challenge pass rate, agreement of their answers with the final ordering (over answered pairs whose two
     items both got a distinct final rank), share of left choices, median seconds per answer, excluded.
     The challenge questions are the quality check of the paper (Assessing top-k preferences, section 4.3)."""
     import statistics
 
-    workers: dict[int, dict[str, object]] = {}
+    workers: dict[int, _WorkerTally] = {}
     for worker_pk, provider, external_id, is_excluded, status in (
         Assignment.objects.filter(campaign=campaign)
         .order_by("worker_id", "pk")
         .values_list("worker_id", "worker__provider", "worker__external_id", "worker__is_excluded", "status")
     ):
-        row = workers.setdefault(
-            worker_pk,
-            {
-                "worker_id": worker_pk,
-                "worker": f"{provider}:{external_id}",
-                "is_excluded": is_excluded,
-                "hits_submitted": 0,
-                "hits_discarded": 0,
-                "_challenges": [0, 0],
-                "_agreement": [0, 0],
-                "_left": [0, 0],
-                "_ms": [],
-            },
-        )
+        tally = workers.get(worker_pk)
+        if tally is None:
+            tally = workers[worker_pk] = _WorkerTally(
+                worker_id=worker_pk, worker=f"{provider}:{external_id}", is_excluded=is_excluded
+            )
         if status in (Assignment.Status.ACCEPTED, Assignment.Status.DISCARDED):
-            row["hits_submitted"] += 1
+            tally.hits_submitted += 1
         if status == Assignment.Status.DISCARDED:
-            row["hits_discarded"] += 1
+            tally.hits_discarded += 1
     ranks = _final_ranks(campaign=campaign)
     for worker_pk, is_challenge, expected, winner, side, ms, topic_pk, left, right in (
         Judgment.objects.filter(assignment__campaign=campaign)
@@ -440,39 +532,44 @@ def campaign_worker_table(*, campaign: Campaign) -> list[dict[str, object]]:
             "slot__right_id",
         )
     ):
-        row = workers.get(worker_pk)
-        if row is None:
+        found = workers.get(worker_pk)
+        if found is None:
             continue
         if is_challenge:
-            row["_challenges"][0] += winner == expected
-            row["_challenges"][1] += 1
+            found.challenges[0] += winner == expected
+            found.challenges[1] += 1
         else:
             loser = right if winner == left else left
             winner_rank, loser_rank = ranks.get((topic_pk, winner)), ranks.get((topic_pk, loser))
             if winner_rank is not None and loser_rank is not None and winner_rank != loser_rank:
-                row["_agreement"][0] += winner_rank < loser_rank
-                row["_agreement"][1] += 1
+                found.agreement[0] += winner_rank < loser_rank
+                found.agreement[1] += 1
         if side:
-            row["_left"][0] += side == "left"
-            row["_left"][1] += 1
+            found.left[0] += side == "left"
+            found.left[1] += 1
         if ms is not None:
-            row["_ms"].append(ms)
+            found.milliseconds.append(ms)
 
     def ratio(pair: list[int]) -> float | None:
         return pair[0] / pair[1] if pair[1] else None
 
-    table = []
-    for row in workers.values():
-        milliseconds = row.pop("_ms")
-        row["challenge_pass_rate"] = ratio(row.pop("_challenges"))
-        row["agreement"] = ratio(row.pop("_agreement"))
-        row["left_rate"] = ratio(row.pop("_left"))
-        row["median_seconds"] = statistics.median(milliseconds) / 1000 if milliseconds else None
-        table.append(row)
-    return table
+    return [
+        {
+            "worker_id": tally.worker_id,
+            "worker": tally.worker,
+            "is_excluded": tally.is_excluded,
+            "hits_submitted": tally.hits_submitted,
+            "hits_discarded": tally.hits_discarded,
+            "challenge_pass_rate": ratio(tally.challenges),
+            "agreement": ratio(tally.agreement),
+            "left_rate": ratio(tally.left),
+            "median_seconds": (statistics.median(tally.milliseconds) / 1000 if tally.milliseconds else None),
+        }
+        for tally in workers.values()
+    ]
 
 
-def campaign_ties_at_k(*, campaign: Campaign) -> list[dict[str, object]]:
+def campaign_ties_at_k(*, campaign: Campaign) -> list[TieAtK]:
     """Finished topics whose top-k has a tie across rank k (more than k items ranked k or better): the
     paper keeps them all (Assessing top-k preferences, section 4.3), a researcher may want to look."""
     rows = (
@@ -482,7 +579,8 @@ def campaign_ties_at_k(*, campaign: Campaign) -> list[dict[str, object]]:
     )
     by_topic: dict[str, list[tuple[str, int]]] = defaultdict(list)
     for topic_id, docid, rank in rows:
-        by_topic[topic_id].append((docid, rank))
+        if rank is not None:  # always, by the filter; the field is nullable
+            by_topic[topic_id].append((docid, rank))
     return [
         {
             "topic": topic_id,
@@ -495,7 +593,7 @@ def campaign_ties_at_k(*, campaign: Campaign) -> list[dict[str, object]]:
     ]
 
 
-def campaign_intransitive_triples(*, campaign: Campaign, limit: int = 100) -> list[dict[str, object]]:
+def campaign_intransitive_triples(*, campaign: Campaign, limit: int = 100) -> list[IntransitiveTriple]:
     """Preference cycles a > b > c > a among the judged stage-2 pairs of each topic (stage 2 judges all
     pairs, so every triple is complete there); at most ``limit``, topics in id order."""
     beats: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
@@ -506,7 +604,7 @@ def campaign_intransitive_triples(*, campaign: Campaign, limit: int = 100) -> li
     ):
         loser = right if winner == left else left
         beats[topic_id][winner].add(loser)
-    triples = []
+    triples: list[IntransitiveTriple] = []
     for topic_id in sorted(beats):
         graph = beats[topic_id]
         for a in sorted(graph):
@@ -520,9 +618,9 @@ def campaign_intransitive_triples(*, campaign: Campaign, limit: int = 100) -> li
     return triples
 
 
-def campaign_top_k_with_text(*, campaign: Campaign) -> list[dict[str, object]]:
+def campaign_top_k_with_text(*, campaign: Campaign) -> list[TopKTopic]:
     """Each finished topic's top-k (ties at rank k included) with the passages' text, one query."""
-    by_topic: dict[str, dict[str, object]] = {}
+    by_topic: dict[str, TopKTopic] = {}
     for topic_id, question, docid, text, rank, wins in (
         Candidate.objects.filter(
             campaign_topic__campaign=campaign,
@@ -540,12 +638,14 @@ def campaign_top_k_with_text(*, campaign: Campaign) -> list[dict[str, object]]:
             "wins",
         )
     ):
+        if rank is None:  # excluded by the filter; the field is nullable
+            continue
         entry = by_topic.setdefault(topic_id, {"topic": topic_id, "question": question, "items": []})
         entry["items"].append({"docid": docid, "text": text, "rank": rank, "wins": wins})
     return list(by_topic.values())
 
 
-def campaign_forecast(*, campaign: Campaign, progress_table: dict[str, object], trials: int = 5) -> dict:
+def campaign_forecast(*, campaign: Campaign, progress_table: ProgressTable, trials: int = 5) -> Forecast:
     """Money spent so far and the planner's forecast for the rest: ``judging.engine.plan_campaign`` over the
     current pool size of every unfinished crowd topic (its open round's candidates), a few seeded trials,
     cached until the campaign's progress changes. ``forecast_total_usd`` = spent + expected remaining."""
@@ -565,7 +665,7 @@ def campaign_forecast(*, campaign: Campaign, progress_table: dict[str, object], 
     # sha256, not hash(): the key must be the same in every process sharing the cache
     signature = hashlib.sha256(repr((sorted(pools.items()), campaign.k, trials)).encode()).hexdigest()
     key = f"forecast:{campaign.pk}:{signature}"
-    remaining = cache.get(key)
+    remaining: Forecast | None = cache.get(key)
     if remaining is None:
         remaining = {"hits": 0.0, "cost_usd": 0.0}
         if pools and campaign.mode == Campaign.Mode.CROWD:
@@ -585,7 +685,7 @@ def campaign_forecast(*, campaign: Campaign, progress_table: dict[str, object], 
                         preferences=campaign.preferences_per_hit, challenges=campaign.challenges_per_hit
                     ),
                     pricing=Pricing(
-                        pay_per_hit=float(campaign.pay_per_hit_usd), fee=float(campaign.fee_per_hit_usd)
+                        pay_per_hit=Decimal(campaign.pay_per_hit_usd), fee=Decimal(campaign.fee_per_hit_usd)
                     ),
                 )
                 remaining = {"hits": plan["hits"], "cost_usd": plan["cost_usd"]}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 from django.core.files.base import ContentFile
 from django.db import transaction
@@ -105,7 +105,8 @@ def export_store(*, export: Export, content: bytes) -> Export:
     name = f"{export.campaign.name}-{export.kind}-{export.pk}.{extension}"
     with transaction.atomic():
         export = Export.objects.select_for_update().get(pk=export.pk)
-        if export.file:
+        # a FieldFile is truthy exactly when it has a name
+        if export.file.name:
             export.file.storage.delete(export.file.name)
         export.file.save(f"{export.campaign.name}/{name}", ContentFile(content), save=False)
         export.sha256 = hashlib.sha256(content).hexdigest()
@@ -129,7 +130,7 @@ def export_content(*, campaign: Campaign, kind: str, progress: Progress | None =
         return "".join(campaign_qrels_lines(campaign=campaign, kind=kind)).encode("utf-8")
     if kind == "workers":
         rows = sorted(campaign_worker_table(campaign=campaign), key=lambda row: row["worker"])
-        return _csv(WORKER_COLUMNS, ([_cell(row[c]) for c in WORKER_COLUMNS] for row in rows))
+        return _csv(WORKER_COLUMNS, (_worker_cells(row) for row in rows))
     if kind in ("judgments", "judgments_release"):
         release = kind == "judgments_release"
         columns = RELEASE_COLUMNS if release else JUDGMENT_LOG_COLUMNS
@@ -145,7 +146,11 @@ def _csv(header: list[str], rows) -> bytes:
     return out.getvalue().encode("utf-8")
 
 
-def _cell(value) -> str:
+def _worker_cells(row: Mapping[str, object]) -> list[str]:
+    return [_cell(row[column]) for column in WORKER_COLUMNS]
+
+
+def _cell(value: object) -> str:
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -209,10 +214,10 @@ def _judgment_log(campaign: Campaign, progress: Progress) -> Iterator[dict]:
                 "judged_at": created,
             }
         return
-    rows = Judgment.objects.filter(assignment__campaign=campaign).order_by("pk")
-    total = rows.count() or 1
+    judgments = Judgment.objects.filter(assignment__campaign=campaign).order_by("pk")
+    total = judgments.count() or 1
     for i, row in enumerate(
-        rows.values(
+        judgments.values(
             "slot__topic__topic_id",
             "slot__left__docid",
             "slot__right__docid",

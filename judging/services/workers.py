@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import secrets
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from judging.models import Assignment, Campaign, Hit, Judgment, Worker
@@ -21,7 +21,7 @@ LOCAL_PROVIDER = "local"
 
 
 @transaction.atomic
-def worker_for_user(*, user: AbstractBaseUser) -> Worker:
+def worker_for_user(*, user: User) -> Worker:
     """The local-crowd worker of a logged-in user (``local:user-<pk>``), created on first sight."""
     worker, _ = Worker.objects.get_or_create(
         provider=LOCAL_PROVIDER, external_id=f"user-{user.pk}", defaults={"user": user}
