@@ -88,6 +88,7 @@ typecheck: install
 
 test: install
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
 	$(MAKE) --no-print-directory typecheck
 	$(PY) -m pytest
@@ -97,6 +98,7 @@ test-fast: install
 
 lint: install
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
 
 benchmark: install

@@ -139,7 +139,10 @@ def _money(text: str) -> Decimal:
 def _add_crowd_arguments(parser: argparse.ArgumentParser) -> None:
     params, shape, pricing = DEFAULT_PARAMS, DEFAULT_HIT_SHAPE, DEFAULT_PRICING
     parser.add_argument(
-        "-k", type=bounded_int(1, MAX_POOL_SIZE), default=params.k, help=f"depth of the top-k (default {params.k})"
+        "-k",
+        type=bounded_int(1, MAX_POOL_SIZE),
+        default=params.k,
+        help=f"depth of the top-k (default {params.k})",
     )
     parser.add_argument(
         "-F",

@@ -146,6 +146,8 @@ def crowd_sync_running_task() -> int:
     for campaign_id in campaign_ids:
         crowd_sync_task.delay(campaign_id)
     return len(campaign_ids)
+
+
 @shared_task(**TASK_OPTIONS)
 def export_build_task(export_id: int) -> None:
     """Build a requested export into its private file (a ready one is left alone: safe to run twice)."""

@@ -92,6 +92,7 @@ class Run(models.Model):
 
     # No index of its own: the unique constraint's index starts with this column.
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="runs", db_index=False)
+
     class Status(models.TextChoices):
         PENDING = "pending"  # uploaded, waiting for the background validation
         VALIDATING = "validating"

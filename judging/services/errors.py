@@ -102,6 +102,8 @@ class InvalidTimingError(JudgingError, ValueError):
             raise cls(f"{what}: milliseconds must be a whole number, not {milliseconds!r}")
         if not 0 <= milliseconds <= cls.MAX_MILLISECONDS:
             raise cls(f"{what}: milliseconds must be from 0 to {cls.MAX_MILLISECONDS}, not {milliseconds}")
+
+
 class AssignmentSubmittedError(JudgingError):
     def __init__(self, *, assignment_id: int) -> None:
         super().__init__(f"assignment {assignment_id} was already submitted")

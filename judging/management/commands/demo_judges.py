@@ -7,14 +7,19 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError
 
-DEMO_JUDGES = (("assessor", "assessors", "dedicated assessor: judges the open tournament"), ("crowd", "crowd", "crowd worker: takes the open crowd campaign's HITs"))
+DEMO_JUDGES = (
+    ("assessor", "assessors", "dedicated assessor: judges the open tournament"),
+    ("crowd", "crowd", "crowd worker: takes the open crowd campaign's HITs"),
+)
 
 
 class Command(BaseCommand):
     help = "Create or reset the demo judge accounts 'assessor' and 'crowd' (development only) and print their logins."
 
     def add_arguments(self, parser):
-        parser.add_argument("--password", help="the same password for both (default: a fresh random one each, printed)")
+        parser.add_argument(
+            "--password", help="the same password for both (default: a fresh random one each, printed)"
+        )
         parser.add_argument("--url", default="http://127.0.0.1:8000")
 
     def handle(self, *args, password: str | None, url: str, **options):
