@@ -133,29 +133,3 @@ def _run_scores_store(
         batch_size=5000,
     )
     return run_scores
-
-
-def run_scores_request(
-    *,
-    collection: Collection | None = None,
-    campaign: Campaign | None = None,
-    measures: Sequence[str],
-    qrels_kind: str | None = None,
-) -> None:
-    """Queue ``run_scores_compute`` for every run of the collection (or the campaign's collection) once the
-    current transaction commits. Measures are checked now, so a bad name fails the request, not the task."""
-    from metrics.tasks import run_scores_compute_task
-
-    if (collection is None) == (campaign is None):
-        raise ScoreRequestError("give either a collection (graded qrels) or a campaign (preference qrels)")
-    try:
-        names = [parse_measure(name).name for name in measures]
-    except ValueError as error:
-        raise ScoreRequestError(str(error)) from None
-    arguments = {
-        "collection_id": collection.pk if collection is not None else None,
-        "campaign_id": campaign.pk if campaign is not None else None,
-        "measures": names,
-        "qrels_kind": qrels_kind,
-    }
-    transaction.on_commit(lambda: run_scores_compute_task.delay(**arguments))

@@ -3,12 +3,10 @@
 import math
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from metrics.models import RunScore, TopicScore
-from metrics.selectors import run_score_list, topic_score_matrix
-from metrics.services import ScoreRequestError, run_scores_compute, run_scores_request
+from metrics.services import ScoreRequestError, run_scores_compute
 from metrics.tasks import run_scores_compute_task
 from pools.services import run_import
 from tests.judging.factories import CampaignFactory, collection_with_grades
@@ -105,25 +103,18 @@ def test_task_loads_by_id_and_ignores_a_deleted_collection(collection):
 
 
 @pytest.mark.django_db
-def test_request_enqueues_after_commit(collection, django_capture_on_commit_callbacks):
-    with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        run_scores_request(collection=collection, measures=["RR"])
-    assert RunScore.objects.count() == 0 and len(callbacks) == 1
-    callbacks[0]()
-    assert set(_stored()) == {("good", "rr"), ("poor", "rr")}
-    with pytest.raises(ScoreRequestError, match="unknown measure"):
-        run_scores_request(collection=collection, measures=["nope"])
-
-
-@pytest.mark.django_db
-def test_selectors_order_runs_and_build_the_topic_matrix(collection):
+def test_stored_topic_scores_are_the_hand_checked_values(collection):
     run_scores_compute(collection=collection, measures=["rr", "ppref"])
-    scores = run_score_list(collection=collection, measure="rr")
-    assert [s.run.name for s in scores] == ["good", "poor"]
-    runs, topics, matrix = topic_score_matrix(run_scores=scores)
-    assert runs == ["good", "poor"] and topics == ["t1", "t2"]
-    assert np.array_equal(matrix, np.array([[1.0, 1.0], [0.5, 0.5]]))
+
+    def topic_values(run: str, measure: str) -> dict[str, float]:
+        return dict(
+            TopicScore.objects.filter(run_score__run__name=run, run_score__measure=measure).values_list(
+                "topic__topic_id", "value"
+            )
+        )
+
+    assert topic_values("good", "rr") == {"t1": 1.0, "t2": 1.0}
+    assert topic_values("poor", "rr") == {"t1": 0.5, "t2": 0.5}
     # ppref, hand-checked: good orders a>b (a 1, b 3) right, a>c right, b>c wrong (c 2, b 3): 2/3 on t1
-    ppref_scores = {s.run.name: s for s in run_score_list(collection=collection, measure="ppref@1000")}
-    _, _, ppref_matrix = topic_score_matrix(run_scores=[ppref_scores["good"]])
-    assert ppref_matrix[0, 0] == pytest.approx(2 / 3) and not math.isnan(ppref_matrix[0, 1])
+    ppref = topic_values("good", "ppref@1000")
+    assert ppref["t1"] == pytest.approx(2 / 3) and not math.isnan(ppref["t2"])
