@@ -105,6 +105,8 @@ benchmark: install
 	$(PY) benchmarks/measures.py
 	$(PY) benchmarks/pipeline.py
 	$(PY) benchmarks/import_runs.py
+	$(PY) benchmarks/judging_pages.py
+	$(PY) benchmarks/crowd.py
 	$(PY) benchmarks/dashboard.py --topics 40 --workers 100
 
 # The figures under docs/ shown in the README, from the CAsT 2019 data (see "Reproducing the paper").
