@@ -25,6 +25,7 @@ from config.cli import (
     seed,
     warn,
 )
+from metrics.cli import add_relevance_options
 from metrics.core.comparison import (
     PREFERENCE_MEASURES,
     MeasureResult,
@@ -189,18 +190,7 @@ def _add_inputs(parser: argparse.ArgumentParser) -> None:
         required=True,
         help="measures to compare, e.g. ndcg@3 compat@0.8 ap rpp sgnlp",
     )
-    parser.add_argument(
-        "-l",
-        "--threshold",
-        type=finite_float,
-        default=1.0,
-        help="binary relevance: value (or level, with --levels) >= THRESHOLD (default 1)",
-    )
-    parser.add_argument(
-        "--levels",
-        action="store_true",
-        help="replace qrels values by their level 1..T per topic (preference qrels -> levels)",
-    )
+    add_relevance_options(parser)
     parser.add_argument(
         "--missing-topics",
         choices=("drop", "zero"),

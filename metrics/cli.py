@@ -89,6 +89,22 @@ def _add_compat_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_relevance_options(parser: argparse.ArgumentParser) -> None:
+    """How qrels values become relevance, shared by ``evaluate``, ``compare`` and ``plot``."""
+    parser.add_argument(
+        "-l",
+        "--threshold",
+        type=finite_float,
+        default=1.0,
+        help="binary relevance: value (or level, with --levels) >= THRESHOLD (default 1)",
+    )
+    parser.add_argument(
+        "--levels",
+        action="store_true",
+        help="replace qrels values by their level 1..T per topic (preference qrels -> levels)",
+    )
+
+
 def compat_command(args: argparse.Namespace) -> int:
     if not P_RANGE[0] <= args.p <= P_RANGE[1]:
         print(
@@ -136,18 +152,7 @@ def _register_evaluate(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("-q", "--per-topic", action="store_true", help="also print one line per topic")
     parser.add_argument("--format", choices=("tsv", "csv", "json"), default="tsv")
-    parser.add_argument(
-        "-l",
-        "--threshold",
-        type=finite_float,
-        default=1.0,
-        help="binary relevance: value (or level, with --levels) >= THRESHOLD (default 1)",
-    )
-    parser.add_argument(
-        "--levels",
-        action="store_true",
-        help="replace qrels values by their level 1..T per topic (preference qrels -> levels)",
-    )
+    add_relevance_options(parser)
     parser.add_argument(
         "--gains", metavar="MAP", help="map values (levels with --levels) to gains, e.g. 1:1,2:3,3:7"
     )
