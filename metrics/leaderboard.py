@@ -4,8 +4,9 @@ Kendall's tau between the preference and graded orderings, and paired significan
 
 One function (``campaign_leaderboard``) gives the numbers the dashboard, the API and the CSV show; they are
 built from the stored per-topic scores (``metrics.services.run_scores_compute``, i.e. ``metrics.core``'s
-``evaluate_run``), so the means equal ``toppref evaluate`` on the exported qrels. The statistics come from
-``metrics.core.significance`` (Assessing top-k preferences, section 5 and figure 9).
+``evaluate_run``) by ``metrics.core.comparison.leaderboard_rows``, the function that makes the ``run`` lines of
+``toppref compare``: the same qrels, runs, seed and resamples give the same means, intervals, ranks and
+p-values here and there (Assessing top-k preferences, section 5 and figure 9).
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ from django.db import transaction
 from django.db.models import Count, Max, Q
 
 from judging.models import Campaign
-from metrics.core.comparison import holm
-from metrics.core.significance import bootstrap_ci, kendall_tau, sign_test, t_test
+from metrics.core.comparison import LeaderboardRow as CoreRow
+from metrics.core.comparison import leaderboard_rows, ranks
+from metrics.core.evaluate import parse_measure
+from metrics.core.significance import kendall_tau
 from metrics.models import RunScore, TopicScore
 
 # Compatibility at the four p presets of the paper's Table 1 (0.80/0.85/0.90/0.95 as the analogues of
@@ -39,12 +42,17 @@ LEADERBOARD_MEASURES = [
     "rr",
 ]
 QRELS = ("preferences", "graded")
+# The defaults of `toppref compare`, so that the page, the API, the CSV and the command give the same numbers.
 CONFIDENCE = 0.95
-RESAMPLES = 2_000
+RESAMPLES = 10_000
+SEED = 0
 
 
 @dataclass(frozen=True)
 class LeaderboardRow:
+    """A row of ``metrics.core.comparison.leaderboard_rows`` with the qrels it was scored against; mean, interval,
+    rank and topics are the core's (over the topics every run of the measure was scored on)."""
+
     run: str
     measure: str
     qrels: str
@@ -105,7 +113,7 @@ def campaign_leaderboard(*, campaign: Campaign, baseline: str | None = None) -> 
     scores change. ``tau`` is Kendall's tau-b between the runs' means under the preference and the graded
     qrels for each measure. An unknown ``baseline`` raises ``ValueError`` naming it."""
     key = (
-        "leaderboard:"
+        "leaderboard:v2:"  # v2: the core's rows (10,000 resamples); v1 entries are never read again
         + hashlib.sha256(f"{leaderboard_stamp(campaign=campaign)}|{baseline or ''}".encode()).hexdigest()
     )
     cached = cache.get(key)
@@ -125,26 +133,19 @@ def _leaderboard_compute(*, campaign: Campaign, baseline: str | None) -> dict[st
         "run_score_id", "topic__topic_id", "value"
     ):
         cells[run_score_id][topic_id] = value
-    groups = []
+    rows: list[LeaderboardRow] = []
     means: dict[tuple[str, str], dict[str, float]] = {}
     for qrels in QRELS:
         kind = RunScore.QrelsKind.GRADED if qrels == "graded" else RunScore.QrelsKind.COMBINED
         for measure in LEADERBOARD_MEASURES:
             group = sorted(
                 (row for row in scores if row["measure"] == measure and row["qrels_kind"] == kind),
-                key=lambda row: (-row["mean"], row["run__name"]),
+                key=lambda row: row["run__name"],
             )
             if group:
-                means[(qrels, measure)] = {row["run__name"]: row["mean"] for row in group}
-                groups.append((qrels, measure, group, _topic_matrix(group, cells)))
-    intervals = _bootstrap_by_topic_set([(topics, matrix) for *_, (topics, matrix) in groups])
-    rows: list[LeaderboardRow] = []
-    for (qrels, measure, group, (topics, matrix)), interval in zip(groups, intervals, strict=True):
-        rows.extend(
-            _measure_rows(
-                group, cells, topics, matrix, interval, qrels=qrels, measure=measure, baseline=baseline
-            )
-        )
+                measure_rows = _measure_rows(group, cells, measure=measure, qrels=qrels, baseline=baseline)
+                means[(qrels, measure)] = {row.run: row.mean for row in measure_rows}
+                rows.extend(measure_rows)
     tau = {}
     for measure in LEADERBOARD_MEASURES:
         preference, graded = means.get(("preferences", measure)), means.get(("graded", measure))
@@ -159,80 +160,56 @@ def _leaderboard_compute(*, campaign: Campaign, baseline: str | None) -> dict[st
     return {"rows": rows, "tau": tau, "runs": run_names, "baseline": baseline}
 
 
-def _topic_matrix(group, cells) -> tuple[tuple[str, ...], np.ndarray]:
-    """The topics every run of the group was scored on (the bootstrap and the paired tests need complete
-    columns) and the (topics, runs) matrix of their scores."""
-    topics = tuple(sorted(set.intersection(*(set(cells[row["pk"]]) for row in group))))
-    matrix = np.array([[cells[row["pk"]][t] for row in group] for t in topics], dtype=float)
-    return topics, matrix.reshape(len(topics), len(group))
-
-
-def _bootstrap_by_topic_set(matrices: list[tuple[tuple[str, ...], np.ndarray]]) -> list[np.ndarray | None]:
-    """95% bootstrap intervals of every matrix's columns. Matrices over the same topics are resampled together
-    in one seeded call (a resample of the topics applies to every column alike, as for the runs of one
-    measure), which keeps a CAsT-sized leaderboard to a couple of bootstrap runs instead of eighteen."""
-    by_topics: dict[tuple[str, ...], list[int]] = {}
-    for index, (topics, _) in enumerate(matrices):
-        by_topics.setdefault(topics, []).append(index)
-    result: list[np.ndarray | None] = [None] * len(matrices)
-    for topics, indices in by_topics.items():
-        if not topics:
-            continue
-        combined = np.hstack([matrices[i][1] for i in indices])
-        intervals = bootstrap_ci(combined, confidence=CONFIDENCE, resamples=RESAMPLES, seed=0)
-        start = 0
-        for i in indices:
-            width = matrices[i][1].shape[1]
-            result[i] = intervals[start : start + width]
-            start += width
-    return result
-
-
-def _measure_rows(
-    group, cells, topics, matrix, intervals, *, qrels: str, measure: str, baseline: str | None
-) -> list[LeaderboardRow]:
+def _measure_rows(group, cells, *, measure: str, qrels: str, baseline: str | None) -> list[LeaderboardRow]:
+    """One measure under one qrels: ``metrics.core.comparison.leaderboard_rows`` (the rows of ``toppref
+    compare``) over the topics every run of the group was scored on, best first."""
     names = [row["run__name"] for row in group]
-    if intervals is None:
-        intervals = np.array([[row["mean"], row["mean"]] for row in group])
-    p_sign: dict[str, float] = {}
-    p_t: dict[str, float] = {}
-    if baseline is not None and baseline in names and topics:
-        b = names.index(baseline)
-        others = [i for i in range(len(names)) if i != b]
-        if others:
-            differences = matrix[:, others] - matrix[:, [b]]
-            for i, ps, pt in zip(others, sign_test(differences), t_test(differences), strict=True):
-                p_sign[names[i]], p_t[names[i]] = float(ps), float(pt)
-    holm_sign, holm_t = _holm_by_run(p_sign), _holm_by_run(p_t)
-    result, rank = [], 0
-    for position, row in enumerate(group):
-        # competition ranking: equal means share the better rank
-        if position == 0 or row["mean"] != group[position - 1]["mean"]:
-            rank = position + 1
-        name = row["run__name"]
-        result.append(
-            LeaderboardRow(
+    topics = sorted(set.intersection(*(set(cells[row["pk"]]) for row in group)))
+    if not topics:
+        # Nothing to resample or pair: the stored means, each its own interval.
+        stored = np.array([row["mean"] for row in group], dtype=float)
+        core_rows = [
+            CoreRow(
                 run=name,
                 measure=measure,
-                qrels=qrels,
-                mean=row["mean"],
-                ci_low=float(intervals[position][0]),
-                ci_high=float(intervals[position][1]),
+                mean=float(mean),
+                ci_low=float(mean),
+                ci_high=float(mean),
                 rank=rank,
-                topics=len(cells[row["pk"]]),
-                p_sign=p_sign.get(name),
-                p_t=p_t.get(name),
-                p_sign_holm=holm_sign.get(name),
-                p_t_holm=holm_t.get(name),
+                topics=0,
             )
+            for name, mean, rank in zip(names, stored, ranks(stored), strict=True)
+        ]
+    else:
+        matrix = np.array([[cells[row["pk"]][t] for row in group] for t in topics], dtype=float)
+        core_rows = leaderboard_rows(
+            names,
+            measure,
+            topics,
+            matrix,
+            higher_is_better=parse_measure(measure).family.higher_is_better,
+            baseline=baseline if baseline in names else None,
+            confidence=CONFIDENCE,
+            resamples=RESAMPLES,
+            seed=SEED,
         )
-    return result
-
-
-def _holm_by_run(p_values: dict[str, float]) -> dict[str, float]:
-    """Holm's correction (metrics.core's) of a family of p-values keyed by run name."""
-    names = list(p_values)
-    return dict(zip(names, (float(p) for p in holm([p_values[name] for name in names])), strict=True))
+    return [
+        LeaderboardRow(
+            run=row.run,
+            measure=measure,
+            qrels=qrels,
+            mean=row.mean,
+            ci_low=row.ci_low,
+            ci_high=row.ci_high,
+            rank=row.rank,
+            topics=row.topics,
+            p_sign=row.sign_p_unadjusted,
+            p_t=row.t_p_unadjusted,
+            p_sign_holm=row.sign_p,
+            p_t_holm=row.t_p,
+        )
+        for row in sorted(core_rows, key=lambda row: (row.rank, row.run))
+    ]
 
 
 LEADERBOARD_CSV_COLUMNS = [

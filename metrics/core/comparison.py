@@ -51,6 +51,7 @@ __all__ = [
     "distinct_run_names",
     "holm",
     "leaderboard",
+    "leaderboard_rows",
     "leaderboard_tau",
     "parse_measures",
     "ranks",
@@ -273,10 +274,15 @@ def compare(
             test, p_values = "hsd", randomized_hsd(result.preferences, resamples=resamples, seed=seed)
         else:
             test, p_values = "hsd", randomized_hsd_scores(result.topic_scores, resamples=resamples, seed=seed)
-        intervals = (
-            bootstrap_ci(result.topic_scores, confidence=confidence, resamples=resamples, seed=seed)
-            if result.topics
-            else np.full((len(runids), 2), np.nan)
+        rows = leaderboard_rows(
+            runids,
+            result.name,
+            result.topics,
+            result.topic_scores,
+            higher_is_better=result.higher_is_better,
+            confidence=confidence,
+            resamples=resamples,
+            seed=seed,
         )
         mean_preference = result.preferences.mean(axis=0) if result.topics else np.zeros((len(runids),) * 2)
         pairs = [
@@ -290,7 +296,6 @@ def compare(
             for b in range(a + 1, len(runids))
         ]
         level = alpha / (len(pairs) if correction == "bonferroni" and pairs else 1)
-        rank = ranks(result.run_scores, higher_is_better=result.higher_is_better)
         measures[result.name] = {
             "test": test,
             "topics": len(result.topics),
@@ -298,15 +303,13 @@ def compare(
             "distinguished": int(np.sum(p_values[np.triu_indices(len(runids), 1)] < level)),
             "runs": [
                 {
-                    "runid": runid,
-                    "mean": float(mean),
-                    "ci_low": float(low),
-                    "ci_high": float(high),
-                    "rank": rank[index],
+                    "runid": row.run,
+                    "mean": row.mean,
+                    "ci_low": row.ci_low,
+                    "ci_high": row.ci_high,
+                    "rank": row.rank,
                 }
-                for index, (runid, mean, (low, high)) in enumerate(
-                    zip(runids, result.run_scores, intervals, strict=True)
-                )
+                for row in rows
             ],
             "pairs": pairs,
         }
@@ -327,7 +330,8 @@ def compare(
 class LeaderboardRow:
     """One run under one measure. ``rank``: 1 is best (competition ranking, ties share the better rank);
     ``sign_p``/``t_p``: paired two-sided p-values against the baseline over the topics both are scored on,
-    Holm-corrected over the other runs of the same measure (None for the baseline itself or without one)."""
+    Holm-corrected over the other runs of the same measure (None for the baseline itself or without one);
+    ``sign_p_unadjusted``/``t_p_unadjusted``: the same tests before Holm's correction."""
 
     run: str
     measure: str
@@ -338,6 +342,8 @@ class LeaderboardRow:
     topics: int
     sign_p: float | None = None
     t_p: float | None = None
+    sign_p_unadjusted: float | None = None
+    t_p_unadjusted: float | None = None
 
 
 def leaderboard(
@@ -377,39 +383,19 @@ def leaderboard(
         raise ValueError(f"baseline {baseline!r} is not one of the runs")
     rows = []
     for result in results:
-        scores = result.run_scores
-        intervals = (
-            bootstrap_ci(result.topic_scores, confidence=confidence, resamples=resamples, seed=seed)
-            if result.topics
-            else np.full((len(names), 2), np.nan)
-        )
-        rank = ranks(scores, higher_is_better=result.higher_is_better)
-        sign_p: list[float | None] = [None] * len(names)
-        t_p: list[float | None] = [None] * len(names)
-        if baseline is not None and result.topics:
-            base = names.index(baseline)
-            others = [i for i in range(len(names)) if i != base]
-            differences = result.topic_scores[:, others] - result.topic_scores[:, [base]]
-            for column, adjusted in (
-                (sign_p, holm(sign_test(differences))),
-                (t_p, holm(t_test(differences))),
-            ):
-                for index, value in zip(others, adjusted, strict=True):
-                    column[index] = float(value)
-        for index, name in enumerate(names):
-            rows.append(
-                LeaderboardRow(
-                    run=name,
-                    measure=result.name,
-                    mean=float(scores[index]),
-                    ci_low=float(intervals[index, 0]),
-                    ci_high=float(intervals[index, 1]),
-                    rank=rank[index],
-                    topics=len(result.topics),
-                    sign_p=sign_p[index],
-                    t_p=t_p[index],
-                )
+        rows.extend(
+            leaderboard_rows(
+                names,
+                result.name,
+                result.topics,
+                result.topic_scores,
+                higher_is_better=result.higher_is_better,
+                baseline=baseline,
+                confidence=confidence,
+                resamples=resamples,
+                seed=seed,
             )
+        )
     return rows
 
 
@@ -422,3 +408,60 @@ def leaderboard_tau(
     other = {row.run: row.mean for row in other_rows if row.measure == measure}
     shared = [run for run in means if run in other]
     return tau(np.array([means[r] for r in shared]), np.array([other[r] for r in shared]))
+
+
+def leaderboard_rows(
+    names: Sequence[str],
+    measure: str,
+    topics: Sequence[str],
+    topic_scores: Array,
+    *,
+    higher_is_better: bool = True,
+    baseline: str | None = None,
+    confidence: float = 0.95,
+    resamples: int = 10_000,
+    seed: int = 0,
+) -> list[LeaderboardRow]:
+    """The one definition of a leaderboard's rows for one measure, in the order of ``names``: ``topic_scores``
+    (Q, K) holds the scores of the K runs named ``names`` on the Q ``topics`` every one of them is scored on.
+    ``mean``: the mean over those topics; ``ci_low``/``ci_high``: the percentile bootstrap interval over them
+    (Clarke et al. Fig. 9), the topics taken in sorted order so that the interval does not depend on the order
+    of the lines in the files or of the rows in a database; ``rank``: competition ranking; with ``baseline``
+    the paired sign and t-tests against it, Holm-corrected over the other runs. ``toppref compare``,
+    :func:`leaderboard` and the web leaderboard (``metrics.leaderboard``) all build their rows here, so the same
+    scores, seed and resamples give the same numbers everywhere. No topic: means 0 and nan intervals."""
+    scores = np.asarray(topic_scores, dtype=np.float64).reshape(len(topics), len(names))
+    order = sorted(range(len(topics)), key=lambda index: topics[index])
+    scores = scores[order]
+    means = scores.mean(axis=0) if len(topics) else np.zeros(len(names))
+    intervals = (
+        bootstrap_ci(scores, confidence=confidence, resamples=resamples, seed=seed)
+        if len(topics)
+        else np.full((len(names), 2), np.nan)
+    )
+    rank = ranks(means, higher_is_better=higher_is_better)
+    raw: dict[str, list[float | None]] = {"sign": [None] * len(names), "t": [None] * len(names)}
+    adjusted: dict[str, list[float | None]] = {"sign": [None] * len(names), "t": [None] * len(names)}
+    if baseline is not None and len(topics):
+        base = list(names).index(baseline)
+        others = [i for i in range(len(names)) if i != base]
+        differences = scores[:, others] - scores[:, [base]]
+        for test, p_values in (("sign", sign_test(differences)), ("t", t_test(differences))):
+            for index, value, corrected in zip(others, p_values, holm(p_values), strict=True):
+                raw[test][index], adjusted[test][index] = float(value), float(corrected)
+    return [
+        LeaderboardRow(
+            run=name,
+            measure=measure,
+            mean=float(means[index]),
+            ci_low=float(intervals[index, 0]),
+            ci_high=float(intervals[index, 1]),
+            rank=rank[index],
+            topics=len(topics),
+            sign_p=adjusted["sign"][index],
+            t_p=adjusted["t"][index],
+            sign_p_unadjusted=raw["sign"][index],
+            t_p_unadjusted=raw["t"][index],
+        )
+        for index, name in enumerate(names)
+    ]

@@ -10,6 +10,7 @@ the caller drops topics where a measure is undefined before building the matrix.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Iterator
 from typing import Literal
@@ -129,29 +130,64 @@ def bootstrap_ci(
     scores: np.ndarray, *, confidence: float = 0.95, resamples: int = 10_000, seed: int = 0
 ) -> np.ndarray:
     """Percentile bootstrap confidence interval of each run's mean score over topics ([C] Figure 9): topics
-    are resampled with replacement ``resamples`` times (``scipy.stats.bootstrap``, seeded, so the same
-    input gives the same interval). ``scores``: shape ``(Q, K)``; returns ``(K, 2)`` rows ``(low, high)``.
-    One topic gives the degenerate interval ``(score, score)``."""
+    are resampled with replacement ``resamples`` times (seeded, so the same input gives the same interval).
+    ``scores``: shape ``(Q, K)``; returns ``(K, 2)`` rows ``(low, high)``. One topic gives the degenerate
+    interval ``(score, score)``.
+
+    The resamples are exactly ``scipy.stats.bootstrap``'s (method ``percentile``, ``rng=default_rng(seed)``:
+    the same topic indices, drawn in the same order) and so are the intervals, up to the rounding of a mean;
+    but a resample is kept as how often it draws each topic, so every run's resampled mean is one matrix
+    product and the draws of one (topic count, resamples, seed) serve every measure of a leaderboard
+    (``toppref compare``, the web leaderboard and ``toppref plot`` share this function)."""
     scores = _finite("scores", scores)
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), not {confidence}")
     if scores.ndim != 2 or scores.shape[0] == 0:
         raise ValueError(f"scores must have shape (Q, K) with Q >= 1, got {scores.shape}")
-    if scores.shape[0] == 1:
+    if resamples < 1:
+        raise ValueError(f"resamples must be at least 1, not {resamples}")
+    topics = scores.shape[0]
+    if topics == 1:
         return np.repeat(scores[0][:, None], 2, axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        result = scipy.stats.bootstrap(
-            (scores,),
-            np.mean,
-            axis=0,
-            confidence_level=confidence,
-            n_resamples=resamples,
-            method="percentile",
-            # resample in batches: all 10,000 resamples of a 200 x 100 matrix at once would take 1.6 GB
-            batch=max(1, 4_000_000 // scores.size),
-            rng=np.random.default_rng(seed),
-        )
-    return np.column_stack([result.confidence_interval.low, result.confidence_interval.high])
+    means = np.empty((resamples, scores.shape[1]))
+    start = 0
+    for counts in _resample_counts(topics, resamples, seed):
+        means[start : start + len(counts)] = counts @ scores
+        start += len(counts)
+    means /= topics
+    alpha = (1 - confidence) / 2
+    return np.asarray(np.quantile(means, [alpha, 1 - alpha], axis=0).T, dtype=np.float64)
+
+
+# Resamples drawn at once: 200,000 x 50 topics is 80 MB of indices, the largest batch kept in memory.
+_RESAMPLE_CELLS = 10_000_000
+
+
+def _resample_counts(topics: int, resamples: int, seed: int) -> Iterator[npt.NDArray[np.float64]]:
+    """How often each resample draws each topic, shape (batch, topics), batch after batch: the indices of
+    ``scipy.stats.bootstrap`` (``rng.integers(0, topics, (resamples, topics))``; the generator's stream does
+    not depend on how the draws are split into batches), counted. The first batch is cached, so a
+    leaderboard of many measures over the same topics draws once."""
+    batch = max(1, _RESAMPLE_CELLS // topics)
+    if resamples <= batch:
+        yield _resample_counts_cached(topics, resamples, seed)
+        return
+    rng = np.random.default_rng(seed)
+    for start in range(0, resamples, batch):
+        yield _counts(rng.integers(0, topics, (min(batch, resamples - start), topics)), topics)
+
+
+@functools.lru_cache(maxsize=8)
+def _resample_counts_cached(topics: int, resamples: int, seed: int) -> npt.NDArray[np.float64]:
+    counts = _counts(np.random.default_rng(seed).integers(0, topics, (resamples, topics)), topics)
+    counts.setflags(write=False)
+    return counts
+
+
+def _counts(indices: npt.NDArray[np.int64], topics: int) -> npt.NDArray[np.float64]:
+    rows = len(indices)
+    flat = (indices + np.arange(rows)[:, None] * topics).ravel()
+    return np.bincount(flat, minlength=rows * topics).reshape(rows, topics).astype(np.float64)
 
 
 def _permutation_batches(

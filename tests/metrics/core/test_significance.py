@@ -135,3 +135,23 @@ def test_randomized_hsd_is_seeded_and_rejects_bad_resamples():
     )
     with pytest.raises(ValueError, match="resamples"):
         randomized_hsd(preferences, resamples=0)
+
+
+@pytest.mark.parametrize(("topics", "runs", "resamples"), [(38, 23, 10_000), (5, 3, 2_000), (4, 2, 2_600_000)])
+def test_bootstrap_ci_is_scipy_percentile_bootstrap_with_the_same_draws(topics, runs, resamples):
+    # The vectorised bootstrap (resample counts times the score matrix) must give scipy's intervals: the
+    # same seeded topic indices, drawn in one batch or in several (the last case spans batches).
+    import scipy.stats
+
+    scores = np.random.default_rng(topics).random((topics, runs))
+    reference = scipy.stats.bootstrap(
+        (scores,),
+        np.mean,
+        axis=0,
+        confidence_level=0.95,
+        n_resamples=resamples,
+        method="percentile",
+        rng=np.random.default_rng(7),
+    ).confidence_interval
+    expected = np.column_stack([reference.low, reference.high])
+    assert np.abs(bootstrap_ci(scores, resamples=resamples, seed=7) - expected).max() < 1e-12
