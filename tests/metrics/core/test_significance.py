@@ -137,7 +137,9 @@ def test_randomized_hsd_is_seeded_and_rejects_bad_resamples():
         randomized_hsd(preferences, resamples=0)
 
 
-@pytest.mark.parametrize(("topics", "runs", "resamples"), [(38, 23, 10_000), (5, 3, 2_000), (4, 2, 2_600_000)])
+@pytest.mark.parametrize(
+    ("topics", "runs", "resamples"), [(38, 23, 10_000), (5, 3, 2_000), (4, 2, 2_600_000)]
+)
 def test_bootstrap_ci_is_scipy_percentile_bootstrap_with_the_same_draws(topics, runs, resamples):
     # The vectorised bootstrap (resample counts times the score matrix) must give scipy's intervals: the
     # same seeded topic indices, drawn in one batch or in several (the last case spans batches).
