@@ -218,6 +218,7 @@ CELERY_BEAT_SCHEDULE = {
     "hit-expire-overdue": {"task": "judging.tasks.hit_expire_overdue_task", "schedule": 60.0},
     "campaign-advance-running": {"task": "judging.tasks.campaign_advance_running_task", "schedule": 300.0},
     "crowd-sync-running": {"task": "judging.tasks.crowd_sync_running_task", "schedule": 180.0},
+    "campaign-forecast-running": {"task": "judging.tasks.campaign_forecast_running_task", "schedule": 60.0},
     # Finished campaigns get their runs scored by the metrics app's own sweep (judging never names it).
     "campaign-scores-sweep": {"task": "metrics.tasks.campaign_scores_sweep_task", "schedule": 60.0},
 }

@@ -4,6 +4,7 @@ of another researcher is a 404. Each page makes a fixed number of queries whatev
 
 from __future__ import annotations
 
+from decimal import Decimal
 from functools import wraps
 
 from django.contrib import messages
@@ -104,26 +105,43 @@ def campaign_new(request):
     return render(request, "dashboard/campaign_new.html", {"form": form})
 
 
-def _progress(campaign: Campaign) -> dict[str, object]:
-    progress = selectors.campaign_progress(campaign=campaign)
-    table = selectors.campaign_progress_table(campaign=campaign)
-    return {"summary": progress, "table": table}
+# Label and confirmation of each action button; which of them a campaign offers is judging's rule
+# (``campaign_allowed_actions``), "score" is always offered.
+ACTION_BUTTONS = {
+    "start": ("Start", "Start the campaign: thin the pools and open the first rounds?"),
+    "pause": ("Pause", "Pause: no new HITs are handed out or published. Continue?"),
+    "publish": ("Publish more HITs", "Publish HITs for every queued pair (within the budget)?"),
+    "resume": ("Resume", "Resume the campaign?"),
+    "score": (
+        "Score runs",
+        "Score every ready run against this campaign's preferences and the graded qrels?",
+    ),
+}
+
+
+def _action_buttons(campaign: Campaign) -> list[dict[str, str]]:
+    names = [*selectors.campaign_allowed_actions(campaign=campaign), "score"]
+    return [
+        {"action": name, "label": ACTION_BUTTONS[name][0], "confirm": ACTION_BUTTONS[name][1]}
+        for name in names
+    ]
 
 
 @researcher_required
 def campaign_detail(request, name: str):
     campaign = _campaign(request, name)
-    progress = _progress(campaign)
-    forecast = selectors.campaign_forecast(campaign=campaign, progress_table=progress["table"])
-    spent = float(progress["summary"].spend_usd)
+    progress = selectors.campaign_progress(campaign=campaign)
+    table = selectors.campaign_progress_table(campaign=campaign)
+    forecast = selectors.campaign_forecast(campaign=campaign)
     context = {
         "campaign": campaign,
-        "progress": progress["summary"],
-        "table": progress["table"],
-        "percent": round(100 * progress["table"]["fraction_finished"]),
-        "spent_usd": spent,
+        "actions": _action_buttons(campaign),
+        "progress": progress,
+        "table": table,
+        "percent": progress.percent,
+        "spent_usd": progress.spend_usd,
         "forecast": forecast,
-        "forecast_total_usd": spent + forecast["cost_usd"],
+        "forecast_total_usd": None if forecast is None else progress.spend_usd + forecast.cost_usd,
         "ties": selectors.campaign_ties_at_k(campaign=campaign),
         "triples": selectors.campaign_intransitive_triples(campaign=campaign),
         "top_k": selectors.campaign_top_k_with_text(campaign=campaign),
@@ -137,24 +155,23 @@ def campaign_detail(request, name: str):
 
 @researcher_required
 def campaign_progress_json(request, name: str):
-    """What the page's refresh script polls: overall progress, HITs, spend, each topic's state and runs."""
+    """What the page's refresh script polls: ``CampaignProgress.as_dict()`` (the figures of ``campaign_status
+    --json`` and the API, money as "12.30"), the percent, each topic's state (``topics``: by topic here, the
+    page's table) and the runs' and exports' progress."""
     campaign = _campaign(request, name)
-    progress = _progress(campaign)
-    summary = progress["summary"]
+    progress = selectors.campaign_progress(campaign=campaign)
+    table = selectors.campaign_progress_table(campaign=campaign)
+    data = {
+        key: f"{value:.2f}" if isinstance(value, Decimal) else value
+        for key, value in progress.as_dict().items()
+    }
     return JsonResponse(
         {
-            "status": campaign.status,
-            "topics_finished": progress["table"]["topics_finished"],
-            "topics_total": progress["table"]["topics_total"],
-            "percent": round(100 * progress["table"]["fraction_finished"]),
-            "pairs_judged": summary.judgments,
-            "pairs_queued": summary.pairs_queued,
-            "pairs_in_hits": summary.pairs_in_hits,
-            "hits": summary.hits,
-            "spent_usd": f"{summary.spend_usd:.2f}",
+            **data,
+            "percent": progress.percent,
             "topics": {
                 row["topic"]: {"state": row["state"], "round": row["round"], "judged": row["pairs_judged"]}
-                for row in progress["table"]["topics"]
+                for row in table["topics"]
             },
             "runs": {
                 name: {"status": status, "progress": run_progress, "error": error}

@@ -128,6 +128,9 @@ class CampaignTopic(models.Model):
         DONE = "done"
         NOTHING_TO_JUDGE = "nothing_to_judge", "nothing to judge"
 
+    # "Topic finished", the one definition: its top-k is final (judged to the end, or nothing to judge).
+    FINISHED_STATES = (State.DONE, State.NOTHING_TO_JUDGE)
+
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="campaign_topics")
     topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="campaign_topics")
     state = models.CharField(max_length=20, choices=State.choices, default=State.THINNED)
@@ -154,7 +157,7 @@ class CampaignTopic(models.Model):
 
     @property
     def is_finished(self) -> bool:
-        return self.state in (self.State.DONE, self.State.NOTHING_TO_JUDGE)
+        return self.state in self.FINISHED_STATES
 
 
 class Candidate(models.Model):
@@ -467,3 +470,21 @@ class Export(models.Model):
 
     def __str__(self) -> str:
         return f"{self.campaign} {self.kind} ({self.status})"
+
+
+class CampaignForecast(models.Model):
+    """The planner's forecast of what a crowd campaign still needs, computed in the background
+    (``judging.services.planning.campaign_forecast_refresh``, from the sweep) whenever its open pools changed,
+    never in a request; the dashboard shows it with its age. ``signature`` identifies the pools it was computed
+    for, so an unchanged campaign is not planned again."""
+
+    campaign = models.OneToOneField(
+        Campaign, on_delete=models.CASCADE, primary_key=True, related_name="forecast"
+    )
+    signature = models.CharField(max_length=64)
+    hits = models.FloatField()
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=2)
+    computed_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.campaign} forecast {self.hits:.0f} HITs ${self.cost_usd}"

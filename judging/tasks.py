@@ -89,6 +89,15 @@ def campaign_advance_running_task() -> int:
     return len(campaign_ids)
 
 
+@shared_task(**TASK_OPTIONS)
+def campaign_forecast_running_task() -> int:
+    """Periodic (celery beat): refresh the dashboard's forecast of every running crowd campaign whose pools
+    changed since it was last planned."""
+    from judging.services.planning import campaign_forecast_running
+
+    return campaign_forecast_running()
+
+
 # -- Crowd providers: publishing and syncing talk to MTurk or Prolific, so they run here, never in a web
 # request. Both are idempotent (a HIT is published once per UniqueRequestToken or study total, a payment is
 # recorded once), so a redelivered or retried task changes nothing twice. A provider that stays unreachable

@@ -193,12 +193,15 @@ def _measure_rows(group, cells, *, measure: str, qrels: str, baseline: str | Non
             resamples=RESAMPLES,
             seed=SEED,
         )
+    # A run scored on exactly the common topics (every run, on the demo and CAsT) shows its stored mean: the
+    # same number over the same topics, bit for bit ``toppref evaluate``'s (the core's differs by summation order).
+    stored_means = {row["run__name"]: row["mean"] for row in group if len(cells[row["pk"]]) == len(topics)}
     return [
         LeaderboardRow(
             run=row.run,
             measure=measure,
             qrels=qrels,
-            mean=row.mean,
+            mean=stored_means.get(row.run, row.mean),
             ci_low=row.ci_low,
             ci_high=row.ci_high,
             rank=row.rank,

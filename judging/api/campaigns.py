@@ -3,6 +3,8 @@ rounds and HITs."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import ValidationError
@@ -12,6 +14,7 @@ from rest_framework.views import APIView
 from judging import selectors
 from judging.api.base import ResearcherApi
 from judging.models import Campaign
+from judging.selectors.progress import PROGRESS_ALIASES, CampaignProgress
 from judging.services import (
     CampaignConfigError,
     CampaignStateError,
@@ -64,51 +67,43 @@ class CampaignSerializer(serializers.ModelSerializer):
         ]
 
 
-class CampaignProgressSerializer(serializers.Serializer):
-    """The keys of ``campaign_status --json`` plus the dashboard's names for the same counts."""
+def _progress_field(annotation: str) -> serializers.Field:
+    """The serializer field of a ``CampaignProgress`` field's annotation (the dataclass is the one list of keys)."""
+    nullable = annotation.endswith(" | None")
+    kind = annotation.removesuffix(" | None")
+    fields = {
+        "str": lambda: serializers.CharField(allow_blank=True, allow_null=nullable),
+        "int": lambda: serializers.IntegerField(allow_null=nullable),
+        "float": lambda: serializers.FloatField(allow_null=nullable),
+        "bool": lambda: serializers.BooleanField(allow_null=nullable),
+        "Decimal": lambda: serializers.DecimalField(max_digits=12, decimal_places=2, allow_null=nullable),
+        "dict[str, int]": lambda: serializers.DictField(child=serializers.IntegerField()),
+    }
+    return fields[kind]()
 
-    status = serializers.CharField()
-    topics_done = serializers.IntegerField()
-    topics_total = serializers.IntegerField()
-    topics_finished = serializers.IntegerField()
+
+class CampaignProgressSerializer(serializers.Serializer):
+    """``CampaignProgress.as_dict()``: the keys of ``campaign_status --json`` plus the dashboard's names for the
+    same counts (``PROGRESS_ALIASES``), ``fraction_finished`` and ``answers_total``. Built from the dataclass's
+    fields, so a figure added to ``CampaignProgress`` appears here too."""
+
     fraction_finished = serializers.FloatField()
-    topics_by_state = serializers.DictField(child=serializers.IntegerField())
-    rounds = serializers.IntegerField()
-    judgments = serializers.IntegerField()
-    tournament_judgments = serializers.IntegerField()
-    answers = serializers.DictField(child=serializers.IntegerField())
     answers_total = serializers.IntegerField()
-    hits = serializers.DictField(child=serializers.IntegerField())
-    hits_by_status = serializers.DictField(child=serializers.IntegerField())
-    hits_submitted = serializers.IntegerField()
-    pairs_queued = serializers.IntegerField()
-    pairs_in_hits = serializers.IntegerField()
-    pairs_judged = serializers.IntegerField()
-    workers_active = serializers.IntegerField()
-    workers_excluded = serializers.IntegerField()
-    assessors_active = serializers.IntegerField()
-    spend_usd = serializers.DecimalField(max_digits=12, decimal_places=2)
-    spent_usd = serializers.DecimalField(max_digits=12, decimal_places=2)
-    budget_usd = serializers.DecimalField(max_digits=12, decimal_places=2, allow_null=True)
-    publish_note = serializers.CharField(allow_blank=True)
+
+    def get_fields(self):
+        fields = {}
+        annotations = {field.name: str(field.type) for field in dataclasses.fields(CampaignProgress)}
+        for name, annotation in annotations.items():
+            fields[name] = _progress_field(annotation)
+        for alias, name in PROGRESS_ALIASES.items():
+            fields[alias] = _progress_field(annotations[name])
+        return {**fields, **super().get_fields()}
 
 
 def campaign_progress_data(campaign: Campaign) -> dict[str, object]:
-    """The campaign's progress for the API: the names of ``campaign_status --json`` (``status``,
-    ``topics_done``, ``topics_total``, ``judgments``, ``tournament_judgments``, ``hits``, ``workers_excluded``,
-    ``spend_usd``...) and, beside them, the dashboard's (``topics_finished``, ``pairs_judged``...)."""
-    progress = selectors.campaign_progress(campaign=campaign)
-    total = progress.topics_total
-    return {
-        **progress.as_json(),
-        "topics_finished": progress.topics_done,
-        "fraction_finished": progress.topics_done / total if total else 0.0,
-        "topics_by_state": progress.topics,
-        "hits_by_status": progress.hits,
-        "pairs_judged": progress.judgments,
-        "answers_total": sum(progress.answers.values()),
-        "spent_usd": progress.spend_usd,
-    }
+    """The campaign's progress for the API: ``CampaignProgress.as_dict()`` (the names of ``campaign_status
+    --json`` and, beside them, the dashboard's)."""
+    return selectors.campaign_progress(campaign=campaign).as_dict()
 
 
 class CampaignDetailSerializer(CampaignSerializer):

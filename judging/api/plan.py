@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import random
-
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
@@ -13,7 +11,6 @@ from rest_framework.views import APIView
 
 from judging.api.base import ResearcherApi
 from judging.engine import CrowdParams, HitShape
-from judging.engine.planning import plan_campaign
 from judging.models import Campaign
 from pools.models import Collection
 from pools.selectors import collection_candidate_pools
@@ -50,7 +47,10 @@ class PlanApi(ResearcherApi, APIView):
 
     @extend_schema(request=PlanRequestSerializer, responses={200: OpenApiTypes.OBJECT})
     def post(self, request):
+        from decimal import Decimal
+
         from judging.engine import Pricing
+        from judging.services.planning import campaign_plan
 
         data = PlanRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -63,11 +63,11 @@ class PlanApi(ResearcherApi, APIView):
             max_rounds=args["max_rounds"],
             reinstate=args["reinstate"],
         )
+        hit_shape = HitShape(preferences=args["preferences_per_hit"], challenges=args["challenges_per_hit"])
+        # money as Decimal from the request on (str() keeps the amount as typed, not a binary float)
+        pricing = Pricing(pay_per_hit=Decimal(str(args["pay_per_hit"])), fee=Decimal(str(args["fee"])))
         try:
             params.validate()
-            hit_shape = HitShape(
-                preferences=args["preferences_per_hit"], challenges=args["challenges_per_hit"]
-            )
             hit_shape.validate()
         except ValueError as error:
             raise ValidationError({"non_field_errors": [str(error)]}) from None
@@ -77,15 +77,14 @@ class PlanApi(ResearcherApi, APIView):
             pools = collection_candidate_pools(collection=args["collection"], k=args["k"])
             pool_sizes = {topic: len(pool) for topic, pool in pools.items()}
         try:
-            plan = plan_campaign(
-                pool_sizes,
+            plan = campaign_plan(
+                pool_sizes=pool_sizes,
                 params=params,
-                trials=args["trials"],
-                rng=random.Random(args["seed"]),
                 hit_shape=hit_shape,
-                pricing=Pricing(pay_per_hit=args["pay_per_hit"], fee=args["fee"]),
+                pricing=pricing,
+                trials=args["trials"],
+                seed=args["seed"],
             )
         except ValueError as error:
             raise ValidationError({"non_field_errors": [str(error)]}) from None
-        plan["seed"] = args["seed"]
         return Response(plan)

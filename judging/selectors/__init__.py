@@ -4,7 +4,7 @@
 - ``results``: each finished topic's top-k, the preference qrels, ties, intransitive triples;
 - ``judgments``: the judgment log (what counts per topic);
 - ``workers``: worker analytics;
-- ``access``: researchers and the campaigns visible to them;
+- ``access``: researchers and the campaigns visible to them; ``actions``: what a campaign's status allows;
 - ``judge``: what judges see in the browser;
 - ``forecast``: the planner's forecast of what is left.
 
@@ -16,6 +16,7 @@ from judging.selectors.access import (
     campaign_list_visible,
     user_is_researcher,
 )
+from judging.selectors.actions import ACTIONS_BY_STATUS, campaign_allowed_actions
 from judging.selectors.forecast import Forecast, campaign_forecast
 from judging.selectors.judge import (
     JUDGE_ROLES,
@@ -28,11 +29,14 @@ from judging.selectors.judge import (
 )
 from judging.selectors.judgments import campaign_judgment_counts, hit_slot_list_for_worker
 from judging.selectors.progress import (
+    PROGRESS_ALIASES,
     CampaignProgress,
     ProgressRow,
     ProgressTable,
+    Spend,
     campaign_progress,
     campaign_progress_table,
+    campaign_spend,
 )
 from judging.selectors.results import (
     PREFERENCE_KINDS,
@@ -50,6 +54,11 @@ from judging.selectors.results import (
 from judging.selectors.workers import WorkerRow, campaign_worker_table
 
 __all__ = [
+    "ACTIONS_BY_STATUS",
+    "PROGRESS_ALIASES",
+    "Spend",
+    "campaign_allowed_actions",
+    "campaign_spend",
     "JUDGE_ROLES",
     "PREFERENCE_KINDS",
     "RESEARCHERS_GROUP",

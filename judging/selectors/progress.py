@@ -60,17 +60,18 @@ class ProgressTable(TypedDict):
 
 @dataclass(frozen=True)
 class CampaignProgress:
-    """Where a campaign stands, for the dashboard, ``campaign_status`` and scripts.
+    """Where a campaign stands: the one row that ``campaign_status --json``, the API's ``progress`` and the
+    dashboard's ``progress.json`` are adapters of (``as_json``, ``as_dict``). A new figure is a new field here,
+    set in ``campaign_progress``: every surface shows it (the API's serializer is made from these fields).
 
-    ``topics``: topic count by state; ``topics_done`` counts finished topics (done or nothing to judge).
+    ``topics``: topic count by state; ``topics_done`` counts finished topics (``CampaignTopic.FINISHED_STATES``).
     ``judgments``: crowd judgments that count, one per judged pair (challenges and answers of discarded
     HITs excluded); ``tournament_judgments``: dedicated assessors' judgments. ``answers``: stored answers
     by kind (``preferences`` and ``challenges`` given by workers, discarded HITs included; ``tournament``).
-    ``hits``: HIT count by status, every status present. ``workers_active``: workers who took an assignment
-    and are not excluded; ``workers_excluded``: those of them excluded after a failed challenge.
-    ``assessors_active``: assessors who judged a tournament pair or hold a topic now. ``spend_usd``: what
-    the campaign owes or has reserved: each submitted assignment's earnings plus its HIT's fee, and the
-    reward plus fee of every published HIT still open (docs/decisions.md "Campaign spend")."""
+    ``hits``: HIT count by status, every status present; ``hits_submitted``: assignments submitted.
+    ``workers_active``: workers who took an assignment and are not excluded; ``workers_excluded``: those of
+    them excluded after a failed challenge. ``assessors_active``: assessors who judged a tournament pair or
+    hold a topic now. ``spend_usd``: ``campaign_spend`` (docs/decisions.md "Campaign spend")."""
 
     status: str
     topics: dict[str, int]
@@ -91,12 +92,80 @@ class CampaignProgress:
     budget_usd: Decimal | None
     publish_note: str
 
+    @property
+    def fraction_finished(self) -> float:
+        return self.topics_done / self.topics_total if self.topics_total else 0.0
+
+    @property
+    def percent(self) -> int:
+        """The dashboard's progress bar: whole percent of topics finished."""
+        return round(100 * self.fraction_finished)
+
     def as_json(self) -> dict[str, Any]:
-        """A JSON-ready dict: every field, money as a number of dollars (two decimals)."""
+        """``campaign_status --json``: every field, money as a number of dollars (two decimals)."""
         data = asdict(self)
         data["spend_usd"] = float(self.spend_usd)
         data["budget_usd"] = None if self.budget_usd is None else float(self.budget_usd)
         return data
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every field (money as ``Decimal``) and, beside them, the other names the API and the dashboard
+        give the same figures (``PROGRESS_ALIASES``) and the derived ones (``fraction_finished``,
+        ``answers_total``)."""
+        data = asdict(self)
+        data.update({alias: data[name] for alias, name in PROGRESS_ALIASES.items()})
+        data["fraction_finished"] = self.fraction_finished
+        data["answers_total"] = sum(self.answers.values())
+        return data
+
+
+# The dashboard's (and so the API's) names for figures of ``CampaignProgress``: same value, other name.
+PROGRESS_ALIASES = {
+    "topics_finished": "topics_done",
+    "topics_by_state": "topics",
+    "hits_by_status": "hits",
+    "pairs_judged": "judgments",
+    "spent_usd": "spend_usd",
+}
+
+
+@dataclass(frozen=True)
+class Spend:
+    """``campaign_spend``: ``committed`` (every submitted assignment: its earnings, or its HIT's reward until
+    they are set, plus its HIT's fee), ``reserved`` (reward plus fee of each published HIT still open that
+    nobody submitted), and how many assignments were submitted."""
+
+    committed: Decimal
+    reserved: Decimal
+    submitted: int
+
+    @property
+    def total(self) -> Decimal:
+        return (self.committed + self.reserved).quantize(Decimal("0.01"))
+
+
+def campaign_spend(*, campaign: Campaign) -> Spend:
+    """The one spend sum (two queries): what the campaign owes or has reserved. The predicate is submission
+    (``submitted_at``): a submitted assignment is owed whether or not its earnings are set yet, so the budget
+    guard of publishing and the figure researchers read can never be below what workers are owed. A HIT or
+    assignment without its own money uses the campaign's pay and fee."""
+    pay, fee = Value(campaign.pay_per_hit_usd), Value(campaign.fee_per_hit_usd)
+    committed = Assignment.objects.filter(campaign=campaign, submitted_at__isnull=False).aggregate(
+        pay=Sum(Coalesce("earned_usd", "hit__reward_usd", pay)),
+        fees=Sum(Coalesce("hit__fee_usd", fee)),
+        count=Count("pk"),
+    )
+    has_submission = Assignment.objects.filter(hit=OuterRef("pk"), submitted_at__isnull=False)
+    reserved = (
+        Hit.objects.filter(campaign=campaign, status=Hit.Status.OPEN, published_at__isnull=False)
+        .exclude(Exists(has_submission))
+        .aggregate(total=Sum(Coalesce("reward_usd", pay) + Coalesce("fee_usd", fee)))
+    )
+    return Spend(
+        committed=Decimal(committed["pay"] or 0) + Decimal(committed["fees"] or 0),
+        reserved=Decimal(reserved["total"] or 0),
+        submitted=committed["count"],
+    )
 
 
 def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
@@ -108,7 +177,6 @@ def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
         .annotate(n=Count("pk"))
         .order_by()
     )
-    finished = (CampaignTopic.State.DONE, CampaignTopic.State.NOTHING_TO_JUDGE)
     pairs = Pair.objects.filter(round__campaign_topic__campaign=campaign).aggregate(
         queued=Count("pk", filter=Q(winner__isnull=True, hit__isnull=True, round__closed_at__isnull=True)),
         in_hits=Count("pk", filter=Q(winner__isnull=True, hit__isnull=False)),
@@ -122,28 +190,14 @@ def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
         preferences=Count("pk", filter=Q(slot__is_challenge=False)),
         challenges=Count("pk", filter=Q(slot__is_challenge=True)),
     )
-    tournament_judgments = TournamentJudgment.objects.filter(campaign_topic__campaign=campaign)
+    tournament_judgments = TournamentJudgment.objects.filter(campaign_topic__campaign=campaign).count()
     workers = Worker.objects.filter(assignments__campaign=campaign).distinct()
-    submitted = Assignment.objects.filter(campaign=campaign, earned_usd__isnull=False)
-    earned = submitted.aggregate(
-        earned=Sum("earned_usd"),
-        fees=Sum(Coalesce("hit__fee_usd", Value(campaign.fee_per_hit_usd))),
-        count=Count("pk"),
+    spend = campaign_spend(campaign=campaign)
+    assessors = set(
+        TournamentJudgment.objects.filter(campaign_topic__campaign=campaign)
+        .values_list("assessor_id", flat=True)
+        .distinct()
     )
-    reserved = (
-        Hit.objects.filter(campaign=campaign, status=Hit.Status.OPEN, published_at__isnull=False)
-        .exclude(Exists(Assignment.objects.filter(hit=OuterRef("pk"), earned_usd__isnull=False)))
-        .aggregate(
-            total=Sum(
-                Coalesce("reward_usd", Value(campaign.pay_per_hit_usd))
-                + Coalesce("fee_usd", Value(campaign.fee_per_hit_usd))
-            )
-        )
-    )
-    spend = (
-        (earned["earned"] or Decimal(0)) + (earned["fees"] or Decimal(0)) + (reserved["total"] or Decimal(0))
-    )
-    assessors = set(tournament_judgments.values_list("assessor_id", flat=True).distinct())
     assessors |= set(
         CampaignTopic.objects.filter(
             campaign=campaign, assessor__isnull=False, assessor_lease_until__gte=timezone.now()
@@ -152,24 +206,24 @@ def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
     return CampaignProgress(
         status=campaign.status,
         topics=topics,
-        topics_done=sum(topics.get(state, 0) for state in finished),
+        topics_done=sum(topics.get(state, 0) for state in CampaignTopic.FINISHED_STATES),
         topics_total=sum(topics.values()),
         rounds=Round.objects.filter(campaign_topic__campaign=campaign).count(),
         pairs_queued=pairs["queued"],
         pairs_in_hits=pairs["in_hits"],
         judgments=pairs["judged"],
-        tournament_judgments=tournament_judgments.count(),
+        tournament_judgments=tournament_judgments,
         answers={
             "preferences": answers["preferences"],
             "challenges": answers["challenges"],
-            "tournament": tournament_judgments.count(),
+            "tournament": tournament_judgments,
         },
         hits=hits,
-        hits_submitted=earned["count"],
+        hits_submitted=spend.submitted,
         workers_active=workers.filter(is_excluded=False).count(),
         workers_excluded=workers.filter(is_excluded=True).count(),
         assessors_active=len(assessors),
-        spend_usd=Decimal(spend).quantize(Decimal("0.01")),
+        spend_usd=spend.total,
         budget_usd=campaign.budget_usd,
         publish_note=campaign.publish_note,
     )
@@ -197,7 +251,6 @@ def campaign_progress_table(*, campaign: Campaign) -> ProgressTable:
             pairs.filter(**lookup).values_list("round__campaign_topic_id").annotate(n=Count("pk")).order_by()
         ):
             pair_counts[topic_pk][key] = n
-    finished = (CampaignTopic.State.DONE, CampaignTopic.State.NOTHING_TO_JUDGE)
     table: list[ProgressRow] = [
         {
             "topic": row["topic__topic_id"],
@@ -207,7 +260,7 @@ def campaign_progress_table(*, campaign: Campaign) -> ProgressTable:
             "pool_sizes": [r["candidate_count"] for r in rounds[row["pk"]]],
             "pairs_judged": pair_counts[row["pk"]]["judged"],
             "pairs_open": pair_counts[row["pk"]]["open"],
-            "is_finished": row["state"] in finished,
+            "is_finished": row["state"] in CampaignTopic.FINISHED_STATES,
         }
         for row in topics
     ]

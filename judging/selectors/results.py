@@ -48,7 +48,7 @@ def campaign_ranked(*, campaign: Campaign) -> dict[str, list[RankedItem]]:
     rows = (
         Candidate.objects.filter(
             campaign_topic__campaign=campaign,
-            campaign_topic__state__in=(CampaignTopic.State.DONE, CampaignTopic.State.NOTHING_TO_JUDGE),
+            campaign_topic__state__in=CampaignTopic.FINISHED_STATES,
             rank__isnull=False,
         )
         .order_by("campaign_topic__topic__topic_id", "rank", "item__docid")
@@ -150,7 +150,7 @@ def campaign_top_k_with_text(*, campaign: Campaign) -> list[TopKTopic]:
     for topic_id, question, docid, text, rank, wins in (
         Candidate.objects.filter(
             campaign_topic__campaign=campaign,
-            campaign_topic__state__in=(CampaignTopic.State.DONE, CampaignTopic.State.NOTHING_TO_JUDGE),
+            campaign_topic__state__in=CampaignTopic.FINISHED_STATES,
             rank__isnull=False,
             rank__lte=campaign.k,
         )

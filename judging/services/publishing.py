@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Exists, Max, OuterRef, Sum
+from django.db.models import Count, Max
 from django.utils import timezone
 
 from judging import crowd
@@ -91,21 +91,11 @@ def usd(amount: Decimal | None) -> str:
 
 
 def campaign_spend_usd(*, campaign: Campaign) -> Decimal:
-    """The campaign's spend: committed (every submitted assignment: its earnings plus its HIT's fee) plus
-    published but unpaid (open published HITs nobody submitted yet, at reward plus fee). HITs that closed
-    without a submission cost nothing."""
-    submitted = Assignment.objects.filter(campaign=campaign, submitted_at__isnull=False)
-    committed = Decimal("0")
-    for earned, reward, fee in submitted.values_list("earned_usd", "hit__reward_usd", "hit__fee_usd"):
-        pay = earned if earned is not None else (reward if reward is not None else campaign.pay_per_hit_usd)
-        committed += pay + (fee if fee is not None else campaign.fee_per_hit_usd)
-    has_submission = Assignment.objects.filter(hit=OuterRef("pk"), submitted_at__isnull=False)
-    pending = (
-        Hit.objects.filter(campaign=campaign, status=Hit.Status.OPEN, published_at__isnull=False)
-        .exclude(Exists(has_submission))
-        .aggregate(reward=Sum("reward_usd"), fee=Sum("fee_usd"))
-    )
-    return committed + (pending["reward"] or Decimal("0")) + (pending["fee"] or Decimal("0"))
+    """The campaign's spend, the budget guard's figure: ``judging.selectors.campaign_spend`` (the one sum, also
+    ``CampaignProgress.spend_usd``): committed (every submitted assignment) plus published but unpaid."""
+    from judging.selectors.progress import campaign_spend
+
+    return campaign_spend(campaign=campaign).total
 
 
 def public_url(path: str) -> str:

@@ -14,6 +14,7 @@ from datetime import datetime
 from judging.models import Campaign
 from judging.services.campaigns import campaign_advance
 from judging.services.hits import hit_expire_overdue
+from judging.services.planning import campaign_forecast_refresh
 
 
 def campaign_advance_running(*, now: datetime | None = None) -> dict[str, int]:
@@ -24,5 +25,7 @@ def campaign_advance_running(*, now: datetime | None = None) -> dict[str, int]:
     campaigns = list(Campaign.objects.filter(status=Campaign.Status.RUNNING, mode=Campaign.Mode.CROWD))
     for campaign in campaigns:
         counts.update(campaign_advance(campaign=campaign))
+        # the dashboard's forecast follows the pools here, in the background, not in the page's request
+        campaign_forecast_refresh(campaign=campaign)
     counts["campaigns"] = len(campaigns)
     return dict(counts)

@@ -20,7 +20,7 @@ from judging.engine import (
 )
 from judging.models import Campaign, CampaignTopic, Candidate, Pair, Round
 
-FINISHED_STATES = (CampaignTopic.State.DONE, CampaignTopic.State.NOTHING_TO_JUDGE)
+FINISHED_STATES = CampaignTopic.FINISHED_STATES
 
 
 def campaign_params(campaign: Campaign) -> CrowdParams:

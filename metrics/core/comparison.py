@@ -431,9 +431,9 @@ def leaderboard_rows(
     :func:`leaderboard` and the web leaderboard (``metrics.leaderboard``) all build their rows here, so the same
     scores, seed and resamples give the same numbers everywhere. No topic: means 0 and nan intervals."""
     scores = np.asarray(topic_scores, dtype=np.float64).reshape(len(topics), len(names))
-    order = sorted(range(len(topics)), key=lambda index: topics[index])
-    scores = scores[order]
+    # the mean in the given order (bit for bit ``MeasureResult.run_scores``); the resampling in sorted order
     means = scores.mean(axis=0) if len(topics) else np.zeros(len(names))
+    scores = scores[sorted(range(len(topics)), key=lambda index: topics[index])]
     intervals = (
         bootstrap_ci(scores, confidence=confidence, resamples=resamples, seed=seed)
         if len(topics)
