@@ -9,6 +9,7 @@ from rest_framework import generics, serializers
 
 from judging.api.base import ResearcherApi
 from judging.models import Judgment
+from judging.selectors import judgment_is_counted
 
 
 class IntegerFilter(django_filters.NumberFilter):
@@ -60,7 +61,9 @@ class JudgmentSerializer(serializers.ModelSerializer):
         ]
 
     def get_is_counted(self, judgment) -> bool:
-        return judgment.assignment.status == "accepted" and not judgment.slot.is_challenge
+        return judgment_is_counted(
+            assignment_status=judgment.assignment.status, is_challenge=judgment.slot.is_challenge
+        )
 
 
 class CampaignJudgmentListApi(ResearcherApi, generics.ListAPIView):

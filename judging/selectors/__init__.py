@@ -27,7 +27,7 @@ from judging.selectors.judge import (
     judge_roles,
     tournament_progress,
 )
-from judging.selectors.judgments import campaign_judgment_counts, hit_slot_list_for_worker
+from judging.selectors.judgments import campaign_judgment_counts, judgment_is_counted
 from judging.selectors.progress import (
     PROGRESS_ALIASES,
     CampaignProgress,
@@ -86,7 +86,7 @@ __all__ = [
     "campaign_top_k_with_text",
     "campaign_worker_table",
     "hit_question_next",
-    "hit_slot_list_for_worker",
+    "judgment_is_counted",
     "judge_has_judged",
     "judge_overview",
     "judge_roles",

@@ -1,10 +1,10 @@
-"""The judgment log: what counts per topic, and what a worker is shown for a HIT."""
+"""The judgment log: what counts (``judgment_is_counted``, the one rule) and the counted judgments per topic."""
 
 from __future__ import annotations
 
 from django.db.models import Count
 
-from judging.models import Campaign, Hit, HitSlot, Pair, TournamentJudgment
+from judging.models import Assignment, Campaign, Pair, TournamentJudgment
 
 
 def campaign_judgment_counts(*, campaign: Campaign) -> dict[str, int]:
@@ -20,21 +20,8 @@ def campaign_judgment_counts(*, campaign: Campaign) -> dict[str, int]:
     return dict(pairs.annotate(n=Count("pk")).order_by())
 
 
-def hit_slot_list_for_worker(*, hit: Hit) -> list[dict[str, object]]:
-    """What a worker is shown for each question of a HIT, in order: the topic's question and the two
-    passages as laid out. Challenges look like any other question: neither the expected winner nor which
-    slots are challenges leave the server (a challenge must look like any other question)."""
-    rows = (
-        HitSlot.objects.filter(hit=hit)
-        .order_by("position")
-        .values_list("position", "topic__question", "left_id", "left__text", "right_id", "right__text")
-    )
-    return [
-        {
-            "position": position,
-            "question": question,
-            "left": {"item_id": left_id, "text": left_text},
-            "right": {"item_id": right_id, "text": right_text},
-        }
-        for position, question, left_id, left_text, right_id, right_text in rows
-    ]
+def judgment_is_counted(*, assignment_status: str, is_challenge: bool) -> bool:
+    """Whether a crowd answer counts toward the ranking: its HIT was accepted and it is not a challenge
+    (Assessing top-k preferences, section 4.3: a failed challenge voids the HIT's answers). The API's and the
+    exports' ``is_counted``."""
+    return assignment_status == Assignment.Status.ACCEPTED and not is_challenge

@@ -1,7 +1,7 @@
 """Writes and workflows of the judging app (STYLE.md: ``<entity>_<verb>``, keyword-only, atomic).
 
 - campaigns: ``campaign_create``, ``campaign_start``, ``campaign_delete``, ``campaign_advance`` (recovery sweep)
-- rounds: ``round_generate``, ``round_close_if_complete``, ``topic_finish`` (the engine's topic machine, stored)
+- rounds: ``round_generate``, ``round_close_if_complete`` (the engine's topic machine, stored)
 - topic_state (import from ``judging.services.topic_state``): the lock-held transitions the others share,
   ``round_open``, ``tournament_open``, ``topic_close``, ``topic_state_load``
 - hits: ``hit_build``, ``hit_discard``, ``hit_expire``, ``assignment_expire``, ``hit_expire_overdue`` (the
@@ -48,7 +48,7 @@ from judging.services.judgments import (
     worker_get_or_create,
 )
 from judging.services.pausing import campaign_pause, campaign_publish_more, campaign_resume
-from judging.services.rounds import round_close_if_complete, round_generate, topic_finish
+from judging.services.rounds import round_close_if_complete, round_generate
 from judging.services.tournaments import TournamentQuestion, tournament_judgment_submit, tournament_next_pair
 from judging.services.workers import (
     assignment_finish_external,
@@ -97,7 +97,6 @@ __all__ = [
     "judgment_submit",
     "round_close_if_complete",
     "round_generate",
-    "topic_finish",
     "tournament_judgment_submit",
     "tournament_next_pair",
     "worker_exclude",

@@ -16,7 +16,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from judging.models import Campaign, Export, Judgment, TournamentJudgment
-from judging.selectors import PREFERENCE_KINDS, campaign_qrels_lines, campaign_worker_table
+from judging.selectors import (
+    PREFERENCE_KINDS,
+    campaign_qrels_lines,
+    campaign_worker_table,
+    judgment_is_counted,
+)
 from judging.services.errors import JudgingError
 
 # Kinds this app builds; ``leaderboard`` is the metrics app's (it owns the scores).
@@ -247,8 +252,9 @@ def _judgment_log(campaign: Campaign, progress: Progress) -> Iterator[dict]:
             "hit": row["assignment__hit__number"],
             "worker": pseudonym(row["assignment__worker_id"]),
             "is_challenge": row["slot__is_challenge"],
-            # Only accepted HITs count (paper, section 4.3: a failed challenge voids the HIT's answers).
-            "is_counted": row["assignment__status"] == "accepted" and not row["slot__is_challenge"],
+            "is_counted": judgment_is_counted(
+                assignment_status=row["assignment__status"], is_challenge=row["slot__is_challenge"]
+            ),
             "milliseconds": row["milliseconds"],
             "shown_at": row["shown_at"],
             "judged_at": row["created_at"],

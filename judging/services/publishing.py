@@ -130,16 +130,6 @@ def campaign_info(*, campaign: Campaign) -> CampaignInfo:
     )
 
 
-def campaign_completion_url(*, campaign: Campaign) -> str | None:
-    """Where a Prolific participant goes once the server has stored and checked every answer: Prolific's
-    completion page with the campaign's secret code (None before the campaign was published to Prolific).
-    Show it only after the check: anyone who knows the code can complete a submission with it."""
-    code = campaign.provider_state.get("completion_code")
-    if campaign.provider != Campaign.Provider.PROLIFIC or not code:
-        return None
-    return f"https://app.prolific.com/submissions/complete?cc={code}"
-
-
 def provider_for(campaign: Campaign) -> crowd.CrowdProvider:
     """The campaign's provider client (credentials are checked here: a missing one is a CrowdConfigError)."""
     return crowd.provider_build(campaign.provider, local_fee_usd=campaign.fee_per_hit_usd)

@@ -10,12 +10,10 @@ advance it exactly once. Each step re-reads the state it acts on, so running it 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from django.db import transaction
 from django.utils import timezone
 
-from judging.engine import RankedItem, RoundPlan, TopicState, topic_round_close
+from judging.engine import RoundPlan, TopicState, topic_round_close
 from judging.models import CampaignTopic, Candidate, Round
 from judging.services.topic_state import (
     FINISHED_STATES,
@@ -109,16 +107,3 @@ def round_close_if_complete(*, round: Round) -> bool:
         round.save(update_fields=["outcome", "closed_at"])
         topic_close(campaign_topic=campaign_topic, ranked=closing.ranked)
     return True
-
-
-@transaction.atomic
-def topic_finish(*, campaign_topic: CampaignTopic, ranked: Sequence[RankedItem]) -> CampaignTopic:
-    """Store the topic's final ranking (rank and wins on its candidates), mark it done, and mark the campaign
-    done when this was its last unfinished topic. A finished topic is left as it is."""
-    campaign_topic = (
-        CampaignTopic.objects.select_for_update().select_related("campaign").get(pk=campaign_topic.pk)
-    )
-    if campaign_topic.state in FINISHED_STATES:
-        return campaign_topic
-    topic_close(campaign_topic=campaign_topic, ranked=ranked)
-    return campaign_topic

@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from judging.models import Assignment, Hit, HitSlot, Pair
-from judging.selectors import hit_slot_list_for_worker
+from judging.selectors import hit_question_next
 from judging.services import (
     assignment_start,
     campaign_create,
@@ -196,11 +196,13 @@ def test_hit_build_stops_at_the_budget():
 def test_what_a_worker_sees_does_not_reveal_challenges():
     campaign = start({"1_1": graded_pool("a", 9)})
     hit = hit_build(campaign=campaign)[0]
+    assignment = assignment_start(hit=hit, worker=WorkerFactory())
 
-    shown = hit_slot_list_for_worker(hit=hit)
+    shown = hit_question_next(assignment=assignment)
 
-    assert [slot["position"] for slot in shown] == list(range(13))
-    assert {key for slot in shown for key in slot} == {"position", "question", "left", "right"}
-    assert {slot["question"] for slot in shown} == {"question 1_1?"}
-    stored = {s.position: (s.left_id, s.right_id) for s in HitSlot.objects.filter(hit=hit)}
-    assert {slot["position"]: (slot["left"]["item_id"], slot["right"]["item_id"]) for slot in shown} == stored
+    # the page's question: the topic's question and the two passages, nothing about challenges
+    assert shown["done"] == 0 and shown["total"] == 13
+    assert set(shown["question"]) == {"position", "question", "left", "right"}
+    assert shown["question"]["position"] == 0 and shown["question"]["question"] == "question 1_1?"
+    first = HitSlot.objects.select_related("left", "right").get(hit=hit, position=0)
+    assert (shown["question"]["left"], shown["question"]["right"]) == (first.left.text, first.right.text)

@@ -5,7 +5,7 @@ import itertools
 
 import pytest
 
-from judging.engine import RankedItem, stage1_close
+from judging.engine import stage1_close
 from judging.models import CampaignTopic, Candidate, Round
 from judging.selectors import campaign_preferences, campaign_ranked
 from judging.services import (
@@ -13,7 +13,6 @@ from judging.services import (
     campaign_start,
     round_close_if_complete,
     round_generate,
-    topic_finish,
 )
 from judging.services.topic_state import campaign_params
 from tests.judging.factories import by_value, collection_with_grades, graded_pool, judge_round
@@ -236,19 +235,3 @@ def test_a_perfect_crowd_finds_the_true_top_k_through_rounds():
     top = [item.docid for item in campaign_ranked(campaign=campaign)["1_1"]]
     stages = list(Round.objects.order_by("number").values_list("stage", flat=True))
     assert top[0] == "a-r00" and len(top) == 5 and stages[-1] == 2 and set(stages[:-1]) == {1}
-
-
-@pytest.mark.django_db
-def test_topic_finish_leaves_a_finished_topic_as_it_is():
-    campaign = start({"1_1": dict.fromkeys("abc", 3)})
-    judge_round(only_round(campaign), lambda x, y: min(x, y))
-    round_close_if_complete(round=only_round(campaign))
-    topic = CampaignTopic.objects.get()
-
-    topic_finish(campaign_topic=topic, ranked=[RankedItem(docid="c", rank=1, wins=9)])
-
-    assert [(item.docid, item.rank) for item in campaign_ranked(campaign=campaign)["1_1"]] == [
-        ("a", 1),
-        ("b", 2),
-        ("c", 3),
-    ]

@@ -18,7 +18,7 @@ from judging.services import (
     worker_get_or_create,
 )
 from judging.services.crowd_sync import campaign_sync
-from judging.services.publishing import campaign_completion_url, campaign_publish
+from judging.services.publishing import campaign_publish
 from tests.judging.crowd.conftest import PUBLIC_URL, complete_hit, running_campaign
 from tests.judging.crowd.fake_prolific import TOKEN, FakeProlific
 from tests.judging.factories import collection_with_grades, graded_pool
@@ -48,10 +48,7 @@ def test_publish_creates_a_study_with_the_entry_url_and_one_place_per_hit(fake_p
     )
     assert study["prolific_id_option"] == "url_parameters" and study["reward"] == 200
     code = campaign.provider_state["completion_code"]
-    assert (
-        campaign_completion_url(campaign=campaign)
-        == f"https://app.prolific.com/submissions/complete?cc={code}"
-    )
+    assert len(code) == 12
     assert study["completion_codes"] == [
         {
             "code": code,
