@@ -15,15 +15,22 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.clickjacking import xframe_options_exempt
 
-# MTurk's worker sites that show an ExternalQuestion in an iframe (production, sandbox, legacy requester host).
-MTURK_FRAME_ANCESTORS = (
-    "https://worker.mturk.com",
-    "https://workersandbox.mturk.com",
-    "https://www.mturk.com",
+# The providers' origins are the judging app's facts (judging/crowd/origins.py); here they are only wired in.
+from judging.crowd.origins import (
+    MTURK_FRAME_ANCESTORS,
+    MTURK_SUBMIT_ORIGINS,
+    PROLIFIC_ORIGIN,
+    mturk_submit_origins,
 )
-# Where an MTurk HIT page's final form may go (``turkSubmitTo`` + "/mturk/externalSubmit").
-MTURK_SUBMIT_ORIGINS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
-PROLIFIC_ORIGIN = "https://app.prolific.com"
+
+__all__ = [
+    "MTURK_FRAME_ANCESTORS",
+    "MTURK_SUBMIT_ORIGINS",
+    "PROLIFIC_ORIGIN",
+    "ContentSecurityPolicyMiddleware",
+    "frame_for_workers",
+    "mturk_submit_origins",
+]
 
 BASE_POLICY = (
     ("default-src", "'self'"),
@@ -35,13 +42,6 @@ BASE_POLICY = (
     ("object-src", "'none'"),
     ("base-uri", "'none'"),
 )
-
-
-def mturk_submit_origins() -> tuple[str, ...]:
-    """MTurk's production and sandbox origins plus ``TOPPREF_MTURK_SUBMIT_HOSTS`` (tests' stand-ins)."""
-    return MTURK_SUBMIT_ORIGINS + tuple(
-        origin.rstrip("/") for origin in getattr(settings, "TOPPREF_MTURK_SUBMIT_HOSTS", [])
-    )
 
 
 def frame_for_workers(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:

@@ -19,7 +19,8 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from config.middleware import PROLIFIC_ORIGIN, frame_for_workers, mturk_submit_origins
+from config.middleware import frame_for_workers
+from judging.crowd.origins import PROLIFIC_ORIGIN, mturk_submit_origins
 from judging.models import Assignment, Campaign, Hit, HitSlot
 from judging.selectors import hit_question_next
 from judging.services import (

@@ -62,6 +62,26 @@ def _lint_imports(directory: Path) -> subprocess.CompletedProcess:
         ("metrics/core/bad.py", "from judging.engine import pairing_graph\n", "pure-metrics-core"),
         ("pools/bad.py", "from metrics.models import RunScore\n", "app-layers"),
         ("pools/thinning.py", "import django.conf\n", "pure-thinning"),
+        # inside each app: reads below services, services below entry points, tasks call services
+        (
+            "judging/selectors/bad.py",
+            "from judging.services import campaign_start\n",
+            "judging-reads-below-entry-points",
+        ),
+        (
+            "judging/services/bad.py",
+            "from judging.api import PlanApi\n",
+            "judging-services-below-entry-points",
+        ),
+        (
+            "judging/tasks.py",
+            "from judging.selectors import campaign_progress\n",
+            "judging-tasks-call-services",
+        ),
+        ("pools/selectors.py", "from pools.services import collection_create\n", "pools-layers"),
+        ("metrics/selectors.py", "from metrics.services import run_scores_compute\n", "metrics-layers"),
+        ("metrics/tasks.py", "from metrics.api import CampaignRunListApi\n", "metrics-tasks-call-services"),
+        ("config/middleware.py", "from judging.models import Campaign\n", "config-is-wiring"),
     ],
 )
 def test_a_bad_import_breaks_its_contract(tmp_path, module, source, contract):
