@@ -126,9 +126,9 @@ def run_mode(args: argparse.Namespace) -> dict:
     from django.core.management import call_command
     from django.db import connection
 
-    from judging.engine import PerfectOracle
+    from judging.engine import PerfectOracle, top_k_agreement
     from judging.models import Campaign
-    from judging.selectors import campaign_progress, campaign_ranked
+    from judging.selectors import campaign_candidate_pools, campaign_progress, campaign_ranked
     from judging.services import campaign_create, campaign_start
     from judging.services.simulation import campaign_simulate
     from pools.models import Topic
@@ -168,12 +168,8 @@ def run_mode(args: argparse.Namespace) -> dict:
     progress = campaign_progress(campaign=campaign)
     judgments = progress.judgments
     ranked = campaign_ranked(campaign=campaign)
-    same_best = recalled = wanted = 0
-    for topic_id, items in ranked.items():
-        truth = oracle.ranking(topic_id, values[topic_id])[:5]
-        same_best += items[0].docid == truth[0]
-        recalled += len({item.docid for item in items} & set(truth))
-        wanted += len(truth)
+    # the one scoring function of `toppref simulate` and the tests: the oracle's top-k within each pool
+    agreement = top_k_agreement(ranked, campaign_candidate_pools(campaign=campaign), oracle, k=campaign.k)
     return {
         "mode": args.run,
         "status": campaign.status,
@@ -185,8 +181,8 @@ def run_mode(args: argparse.Namespace) -> dict:
         "wall_s": round(wall, 1),
         "queries": queries[0],
         "queries_per_judgment": round(queries[0] / max(judgments, 1), 2),
-        "same_best": f"{same_best}/{len(ranked)}",
-        "top5_recall": round(recalled / max(wanted, 1), 4),
+        "same_best": f"{agreement.same_best}/{agreement.topics}",
+        "top5_recall": round(agreement.recall or 0.0, 4),
         "campaigns": Campaign.objects.count(),
     }
 

@@ -36,6 +36,7 @@ from judging.engine import (
     read_judgment_log,
     simulate_crowd,
     simulate_tournament,
+    top_k_agreement,
 )
 from pools.thinning import thin_qrels
 from pools.trec import TrecFormatError, read_qrels
@@ -298,18 +299,15 @@ def simulate_command(args: argparse.Namespace) -> int:
 def _agreement_with_oracle(
     result, oracle: PerfectOracle, pools: dict[str, list[str]], k: int
 ) -> dict[str, object]:
-    """How close the campaign came to the oracle's own top-k: topics with the same best item and the
-    fraction of the oracle's top-k (per topic, at most k) found in the campaign's top-k."""
-    same_best = found = wanted = 0
-    for topic, pool in pools.items():
-        truth = oracle.ranking(topic, pool)[:k]
-        ranked = result.topics[topic].ranked
-        same_best += bool(ranked) and ranked[0].docid == truth[0]
-        found += len(set(truth) & {item.docid for item in ranked})
-        wanted += len(truth)
+    """How close the campaign came to the oracle's own top-k (``judging.engine.top_k_agreement``): topics with
+    the same best item and the fraction of the oracle's top-k (per topic, at most k) found in the campaign's."""
+    agreement = top_k_agreement(
+        {topic: outcome.ranked for topic, outcome in result.topics.items()}, pools, oracle, k=k
+    )
+    recall = agreement.recall
     return {
-        "oracle_same_best": same_best,
-        "oracle_top_k_recall": round(found / wanted, 6) if wanted else None,
+        "oracle_same_best": agreement.same_best,
+        "oracle_top_k_recall": None if recall is None else round(recall, 6),
     }
 
 

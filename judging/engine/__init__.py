@@ -15,9 +15,11 @@ the CLI simulator and a Celery task.
 - Dedicated assessors (section 4.2): ``Tournament`` (resumable through ``to_state``/``from_state``).
 - Quality control and HITs: ``challenge_pick``, ``challenge_nonrelevant``, ``pack_hits``, ``hit_layout`` (``SlotLayout``).
 - Simulated assessors: ``PerfectOracle``, ``NoisyOracle``, ``ReplayOracle`` (logs via ``read_judgment_log``).
-- Whole campaigns: ``simulate_crowd``, ``simulate_tournament``, ``plan_campaign``.
+- Whole campaigns: ``simulate_crowd``, ``simulate_tournament``, ``plan_campaign``; ``top_k_agreement`` scores a
+  campaign's top-k against an oracle.
 """
 
+from judging.engine.agreement import OracleAgreement, top_k_agreement
 from judging.engine.challenges import challenge_nonrelevant, challenge_pick, conversation_of
 from judging.engine.elimination import (
     RankedItem,
@@ -72,6 +74,7 @@ __all__ = [
     "Oracle",
     "PerfectOracle",
     "Pricing",
+    "OracleAgreement",
     "RankedItem",
     "ReplayOracle",
     "RoundClosing",
@@ -105,4 +108,5 @@ __all__ = [
     "topic_round_open",
     "tournament_judgment_bound",
     "tournament_rng",
+    "top_k_agreement",
 ]

@@ -169,3 +169,21 @@ def campaign_top_k_with_text(*, campaign: Campaign) -> list[TopKTopic]:
         entry = by_topic.setdefault(topic_id, {"topic": topic_id, "question": question, "items": []})
         entry["items"].append({"docid": docid, "text": text, "rank": rank, "wins": wins})
     return list(by_topic.values())
+
+
+def campaign_candidate_pools(*, campaign: Campaign) -> dict[str, list[str]]:
+    """Each topic's thinned candidate pool (the items the campaign judges), in stored order, by topic id: what
+    ``judging.engine.top_k_agreement`` scores a campaign's top-k against an oracle within. One query."""
+    pools: dict[str, list[str]] = {
+        topic_id: []
+        for topic_id in CampaignTopic.objects.filter(campaign=campaign).values_list(
+            "topic__topic_id", flat=True
+        )
+    }
+    for topic_id, docid in (
+        Candidate.objects.filter(campaign_topic__campaign=campaign)
+        .order_by("campaign_topic__topic__topic_id", "position")
+        .values_list("campaign_topic__topic__topic_id", "item__docid")
+    ):
+        pools[topic_id].append(docid)
+    return pools

@@ -17,9 +17,15 @@ from judging.engine import (
     challenge_nonrelevant,
     simulate_crowd,
     simulate_tournament,
+    top_k_agreement,
 )
 from judging.models import Campaign, Judgment, Pair, Round, TournamentJudgment
-from judging.selectors import campaign_preferences, campaign_progress, campaign_ranked
+from judging.selectors import (
+    campaign_candidate_pools,
+    campaign_preferences,
+    campaign_progress,
+    campaign_ranked,
+)
 from judging.services import campaign_create, campaign_start
 from judging.services.simulation import campaign_simulate, tournament_simulate
 from pools.models import Collection
@@ -109,6 +115,13 @@ def assert_same_campaign(campaign, graded, values, seed, tmp_path, capsys, qrels
     )
     summary = json.loads(capsys.readouterr().out)
     assert status == 0 and summary["judgments"] == engine.judgments
+    # one top-k score against the oracle: the stored campaign scored by the function `toppref simulate` uses
+    # (within the candidate pools) gives the command's figures (benchmarks/pipeline.py reports the same)
+    stored = top_k_agreement(ranked, campaign_candidate_pools(campaign=campaign), oracle, k=campaign.k)
+    assert (stored.same_best, round(stored.recall or 0.0, 6)) == (
+        summary["oracle_same_best"],
+        summary["oracle_top_k_recall"] or 0.0,
+    )
     assert read_qrels(out) == campaign_preferences(campaign=campaign)
 
 
