@@ -367,3 +367,26 @@ def test_campaign_status_json_of_a_finished_tournament(oracle_file):
     assert status["answers"] == {"preferences": 0, "challenges": 0, "tournament": judged}
     assert status["hits"] == {"open": 0, "accepted": 0, "discarded": 0, "expired": 0}
     assert status["spend_usd"] == 0.0 and status["workers_excluded"] == 0
+
+
+@pytest.mark.django_db
+def test_the_readme_api_example_works_on_the_demo_database(settings, tmp_path):
+    # Given the demo as `make demo` builds it (load, demo_run, runs_score, demo_superuser)
+    from rest_framework.test import APIClient
+
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    demo_load(directory=DEMO_DIR)
+    run("demo_run")
+    run("runs_score", "demo-crowd")
+    run("demo_superuser", "--password", "unused-in-this-test")
+    # When the README's example asks for the named user's token and the leaderboard
+    readme = (DEMO_DIR.parent / "README.md").read_text()
+    username = re.search(r"TOKEN=\$\(toppref manage api_token (\w+)\)", readme).group(1)
+    path = re.search(r"http://127\.0\.0\.1:8000(/api/\S+)", readme).group(1)
+    token = run("api_token", username).strip()
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    response = client.get(path)
+    # Then the demo researcher owns the demo campaigns and gets the leaderboard
+    assert response.status_code == 200, response.content
+    assert response.json()["results"] and Campaign.objects.filter(owner__username=username).count() == 4

@@ -4,18 +4,22 @@ import time
 from pathlib import Path
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Count, Q
 
 from judging.engine import DEFAULT_PARAMS, CrowdParams, PerfectOracle, tournament_judgment_bound
 from judging.models import Campaign
-from judging.selectors import campaign_judgment_counts, campaign_progress, campaign_ranked
+from judging.selectors import RESEARCHERS_GROUP, campaign_judgment_counts, campaign_progress, campaign_ranked
 from judging.services import campaign_create, campaign_delete, campaign_start
 from judging.services.simulation import campaign_simulate, tournament_simulate
 from pools.models import Collection, GradedJudgment, Item, Topic
 from pools.trec import TrecFormatError, read_qrels
 
 CROWD_CAMPAIGN = "demo-crowd"
+# The demo researcher: `make demo`'s `demo_superuser` prints its login.
+DEMO_OWNER = "admin"
 TOURNAMENT_CAMPAIGN = "demo-tournament"
 # The demo's tables fit a 110-column terminal; texts wrap at word boundaries (never cut mid-word).
 TABLE_WIDTH = 110
@@ -41,10 +45,16 @@ class Command(BaseCommand):
         parser.add_argument("-k", type=int, default=DEFAULT_PARAMS.k)
         parser.add_argument("--workers", type=int, default=5)
         parser.add_argument(
+            "--owner",
+            default=DEMO_OWNER,
+            help=f"the researcher who owns the demo campaigns, created if needed (default {DEMO_OWNER}: the "
+            "login `demo_superuser` prints; the README's API example asks for its token)",
+        )
+        parser.add_argument(
             "--tournament-topic", default=None, help="topic for the tournament (default: largest pool)"
         )
 
-    def handle(self, *args, collection, oracle, seed, k, workers, tournament_topic, **options):
+    def handle(self, *args, collection, oracle, seed, k, workers, tournament_topic, owner, **options):
         collection = Collection.objects.filter(name=collection).first()
         if collection is None:
             raise CommandError("no demo collection: load it first (manage.py demo_load)")
@@ -76,7 +86,8 @@ class Command(BaseCommand):
             "crowd campaign",
             f"simulated crowd workers judge pairs of passages for every question of collection {collection.name}",
         )
-        crowd = campaign_create(collection=collection, name=CROWD_CAMPAIGN, k=k, seed=seed)
+        owner = demo_owner(username=owner)
+        crowd = campaign_create(collection=collection, name=CROWD_CAMPAIGN, k=k, seed=seed, owner=owner)
         crowd = campaign_start(campaign=crowd)
         report = campaign_simulate(campaign=crowd, oracle=oracle, worker_count=workers)
         self._print_crowd(crowd, oracle, oracle_name, report, workers)
@@ -87,13 +98,15 @@ class Command(BaseCommand):
             self.stdout, "tournament", f"one dedicated assessor finds the top-{k} of topic {topic_id} alone"
         )
         tournament = campaign_create(
-            collection=collection, name=TOURNAMENT_CAMPAIGN, mode="tournament", k=k, seed=seed
+            collection=collection, name=TOURNAMENT_CAMPAIGN, mode="tournament", k=k, seed=seed, owner=owner
         )
         tournament = campaign_start(campaign=tournament, topic_ids=[topic_id])
         judgments = tournament_simulate(campaign=tournament, oracle=oracle)
         self._print_tournament(tournament, topic_id, judgments, oracle, crowd)
         _stage_done(self.stdout, "tournament", started)
-        open_crowd, open_tournament = open_for_browser_judging(collection=collection, k=k, seed=seed)
+        open_crowd, open_tournament = open_for_browser_judging(
+            collection=collection, k=k, seed=seed, owner=owner
+        )
         self.stdout.write(
             f"\nOpen to judge in the browser (/judge/): crowd campaign {open_crowd.name} "
             f"({open_crowd.hits.filter(status='open').count()} HITs),\n  tournament {open_tournament.name}"
@@ -198,8 +211,16 @@ OPEN_CROWD_CAMPAIGN = "demo-open-crowd"
 OPEN_TOURNAMENT_CAMPAIGN = "demo-open-tournament"
 
 
+def demo_owner(*, username: str = DEMO_OWNER):
+    """The demo's researcher (created without a usable password; ``demo_superuser`` sets one): the owner of the
+    demo campaigns, so that a researcher's dashboard and API (which show only one's own campaigns) list them."""
+    user, _ = get_user_model().objects.get_or_create(username=username)
+    user.groups.add(Group.objects.get_or_create(name=RESEARCHERS_GROUP)[0])
+    return user
+
+
 def open_for_browser_judging(
-    *, collection: Collection, k: int = 5, seed: int = 1
+    *, collection: Collection, k: int = 5, seed: int = 1, owner=None
 ) -> tuple[Campaign, Campaign]:
     """Leave one campaign of each mode running for people to judge at /judge/: a local crowd campaign over
     every topic (HITs built) and a dedicated tournament on the topic with the smallest pool of at least k+1
@@ -207,7 +228,7 @@ def open_for_browser_judging(
     for campaign in Campaign.objects.filter(name__in=[OPEN_CROWD_CAMPAIGN, OPEN_TOURNAMENT_CAMPAIGN]):
         campaign_delete(campaign=campaign)
     crowd = campaign_start(
-        campaign=campaign_create(collection=collection, name=OPEN_CROWD_CAMPAIGN, k=k, seed=seed)
+        campaign=campaign_create(collection=collection, name=OPEN_CROWD_CAMPAIGN, k=k, seed=seed, owner=owner)
     )
     sizes = (
         crowd.campaign_topics.annotate(size=Count("candidates"))
@@ -216,7 +237,7 @@ def open_for_browser_judging(
     )
     topic_id = sizes.values_list("topic__topic_id", flat=True).first()
     tournament = campaign_create(
-        collection=collection, name=OPEN_TOURNAMENT_CAMPAIGN, mode="tournament", k=k, seed=seed
+        collection=collection, name=OPEN_TOURNAMENT_CAMPAIGN, mode="tournament", k=k, seed=seed, owner=owner
     )
     tournament = campaign_start(campaign=tournament, topic_ids=[topic_id] if topic_id else None)
     return crowd, tournament
