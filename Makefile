@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install migrate demo demo-data serve test test-fast lint typecheck benchmark figures clean
+.PHONY: install migrate demo demo-data serve test test-fast lint typecheck benchmark figures readme clean
 
 # Timing of the demo's stages: `$(START)` before a stage's commands, `$(call DONE,NAME)` after them, on one line.
 CLOCK = $(PYTHON) -c 'import time; print(time.time())'
@@ -108,6 +108,11 @@ benchmark: install
 	$(PY) benchmarks/judging_pages.py
 	$(PY) benchmarks/crowd.py
 	$(PY) benchmarks/dashboard.py --topics 40 --workers 100
+
+# Every command output and figure the README quotes ("Reproducing the paper"), regenerated from the commands
+# (docs/readme_figures.py; tests/config/test_readme.py fails when one is stale).
+readme: install
+	$(PY) docs/readme_figures.py
 
 # The figures under docs/ shown in the README, from the CAsT 2019 data (see "Reproducing the paper").
 figures: install
