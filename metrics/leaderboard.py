@@ -25,7 +25,7 @@ from judging.models import Campaign
 from metrics.core.comparison import LeaderboardRow as CoreRow
 from metrics.core.comparison import leaderboard_rows, ranks
 from metrics.core.evaluate import parse_measure
-from metrics.core.significance import kendall_tau
+from metrics.core.significance import bootstrap_ci, kendall_tau
 from metrics.models import RunScore, TopicScore
 
 # Compatibility at the four p presets of the paper's Table 1 (0.80/0.85/0.90/0.95 as the analogues of
@@ -133,8 +133,7 @@ def _leaderboard_compute(*, campaign: Campaign, baseline: str | None) -> dict[st
         "run_score_id", "topic__topic_id", "value"
     ):
         cells[run_score_id][topic_id] = value
-    rows: list[LeaderboardRow] = []
-    means: dict[tuple[str, str], dict[str, float]] = {}
+    groups = []
     for qrels in QRELS:
         kind = RunScore.QrelsKind.GRADED if qrels == "graded" else RunScore.QrelsKind.COMBINED
         for measure in LEADERBOARD_MEASURES:
@@ -143,9 +142,18 @@ def _leaderboard_compute(*, campaign: Campaign, baseline: str | None) -> dict[st
                 key=lambda row: row["run__name"],
             )
             if group:
-                measure_rows = _measure_rows(group, cells, measure=measure, qrels=qrels, baseline=baseline)
-                means[(qrels, measure)] = {row.run: row.mean for row in measure_rows}
-                rows.extend(measure_rows)
+                topics = sorted(set.intersection(*(set(cells[row["pk"]]) for row in group)))
+                matrix = np.array([[cells[row["pk"]][t] for row in group] for t in topics], dtype=float)
+                groups.append((qrels, measure, group, topics, matrix.reshape(len(topics), len(group))))
+    intervals = _intervals_by_topics([(topics, matrix) for *_, topics, matrix in groups])
+    rows: list[LeaderboardRow] = []
+    means: dict[tuple[str, str], dict[str, float]] = {}
+    for (qrels, measure, group, topics, matrix), interval in zip(groups, intervals, strict=True):
+        measure_rows = _measure_rows(
+            group, cells, topics, matrix, interval, measure=measure, qrels=qrels, baseline=baseline
+        )
+        means[(qrels, measure)] = {row.run: row.mean for row in measure_rows}
+        rows.extend(measure_rows)
     tau = {}
     for measure in LEADERBOARD_MEASURES:
         preference, graded = means.get(("preferences", measure)), means.get(("graded", measure))
@@ -160,11 +168,32 @@ def _leaderboard_compute(*, campaign: Campaign, baseline: str | None) -> dict[st
     return {"rows": rows, "tau": tau, "runs": run_names, "baseline": baseline}
 
 
-def _measure_rows(group, cells, *, measure: str, qrels: str, baseline: str | None) -> list[LeaderboardRow]:
+def _intervals_by_topics(matrices: list[tuple[list[str], np.ndarray]]) -> list[np.ndarray | None]:
+    """The bootstrap intervals of every matrix (rows: sorted topics), one ``bootstrap_ci`` call per topic set:
+    with one seed the resamples of a topic set are the same for every measure, so one call over the measures'
+    columns side by side gives each measure exactly the intervals of its own call, in one matrix product."""
+    by_topics: dict[tuple[str, ...], list[int]] = {}
+    for index, (topics, _) in enumerate(matrices):
+        if topics:
+            by_topics.setdefault(tuple(topics), []).append(index)
+    result: list[np.ndarray | None] = [None] * len(matrices)
+    for indices in by_topics.values():
+        combined = np.hstack([matrices[i][1] for i in indices])
+        intervals = bootstrap_ci(combined, confidence=CONFIDENCE, resamples=RESAMPLES, seed=SEED)
+        start = 0
+        for i in indices:
+            width = matrices[i][1].shape[1]
+            result[i] = intervals[start : start + width]
+            start += width
+    return result
+
+
+def _measure_rows(
+    group, cells, topics, matrix, intervals, *, measure: str, qrels: str, baseline: str | None
+) -> list[LeaderboardRow]:
     """One measure under one qrels: ``metrics.core.comparison.leaderboard_rows`` (the rows of ``toppref
     compare``) over the topics every run of the group was scored on, best first."""
     names = [row["run__name"] for row in group]
-    topics = sorted(set.intersection(*(set(cells[row["pk"]]) for row in group)))
     if not topics:
         # Nothing to resample or pair: the stored means, each its own interval.
         stored = np.array([row["mean"] for row in group], dtype=float)
@@ -181,7 +210,6 @@ def _measure_rows(group, cells, *, measure: str, qrels: str, baseline: str | Non
             for name, mean, rank in zip(names, stored, ranks(stored), strict=True)
         ]
     else:
-        matrix = np.array([[cells[row["pk"]][t] for row in group] for t in topics], dtype=float)
         core_rows = leaderboard_rows(
             names,
             measure,
@@ -192,6 +220,7 @@ def _measure_rows(group, cells, *, measure: str, qrels: str, baseline: str | Non
             confidence=CONFIDENCE,
             resamples=RESAMPLES,
             seed=SEED,
+            intervals=intervals,
         )
     # A run scored on exactly the common topics (every run, on the demo and CAsT) shows its stored mean: the
     # same number over the same topics, bit for bit ``toppref evaluate``'s (the core's differs by summation order).

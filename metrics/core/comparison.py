@@ -421,6 +421,7 @@ def leaderboard_rows(
     confidence: float = 0.95,
     resamples: int = 10_000,
     seed: int = 0,
+    intervals: Array | None = None,
 ) -> list[LeaderboardRow]:
     """The one definition of a leaderboard's rows for one measure, in the order of ``names``: ``topic_scores``
     (Q, K) holds the scores of the K runs named ``names`` on the Q ``topics`` every one of them is scored on.
@@ -429,16 +430,20 @@ def leaderboard_rows(
     of the lines in the files or of the rows in a database; ``rank``: competition ranking; with ``baseline``
     the paired sign and t-tests against it, Holm-corrected over the other runs. ``toppref compare``,
     :func:`leaderboard` and the web leaderboard (``metrics.leaderboard``) all build their rows here, so the same
-    scores, seed and resamples give the same numbers everywhere. No topic: means 0 and nan intervals."""
+    scores, seed and resamples give the same numbers everywhere. No topic: means 0 and nan intervals.
+    ``intervals``: this measure's columns of one ``bootstrap_ci`` call over several measures' matrices on the same
+    topics in sorted order, with the same confidence, resamples and seed (the same draws, so the same numbers;
+    one matrix product instead of one per measure)."""
     scores = np.asarray(topic_scores, dtype=np.float64).reshape(len(topics), len(names))
     # the mean in the given order (bit for bit ``MeasureResult.run_scores``); the resampling in sorted order
     means = scores.mean(axis=0) if len(topics) else np.zeros(len(names))
     scores = scores[sorted(range(len(topics)), key=lambda index: topics[index])]
-    intervals = (
-        bootstrap_ci(scores, confidence=confidence, resamples=resamples, seed=seed)
-        if len(topics)
-        else np.full((len(names), 2), np.nan)
-    )
+    if intervals is None:
+        intervals = (
+            bootstrap_ci(scores, confidence=confidence, resamples=resamples, seed=seed)
+            if len(topics)
+            else np.full((len(names), 2), np.nan)
+        )
     rank = ranks(means, higher_is_better=higher_is_better)
     raw: dict[str, list[float | None]] = {"sign": [None] * len(names), "t": [None] * len(names)}
     adjusted: dict[str, list[float | None]] = {"sign": [None] * len(names), "t": [None] * len(names)}
