@@ -24,6 +24,7 @@ from judging.models import (
     TournamentJudgment,
     Worker,
 )
+from judging.selectors.workers import worker_excluded_here
 
 
 class _RoundRow(TypedDict):
@@ -166,8 +167,8 @@ def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
         },
         hits=hits,
         hits_submitted=earned["count"],
-        workers_active=workers.filter(is_excluded=False).count(),
-        workers_excluded=workers.filter(is_excluded=True).count(),
+        workers_active=workers.exclude(worker_excluded_here(campaign=campaign)).count(),
+        workers_excluded=workers.filter(worker_excluded_here(campaign=campaign)).count(),
         assessors_active=len(assessors),
         spend_usd=Decimal(spend).quantize(Decimal("0.01")),
         budget_usd=campaign.budget_usd,

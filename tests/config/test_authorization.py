@@ -26,8 +26,9 @@ from judging.engine import PerfectOracle
 from judging.models import Campaign, Export, Hit, Worker
 from judging.services import campaign_create, campaign_pause, campaign_start, hit_build
 from judging.services.simulation import campaign_simulate
+from judging.services.tournaments import tournament_judgment_submit, tournament_next_pair
 from metrics.leaderboard import campaign_runs_score, leaderboard_export_request
-from pools.services import demo_load
+from pools.services import collection_copy, demo_load
 from pools.trec import read_qrels
 from tests.conftest import DEMO_DIR
 
@@ -39,9 +40,10 @@ PUBLIC = (200, 200, 200, 200, 200, 200)
 # 404 for another researcher's objects (their existence is not revealed), the owner and staff served.
 API_OWNED = (401, 403, 403, 200, 404, 200)
 API_ANY_RESEARCHER = (401, 403, 403, 200, 200, 200)
-# The dashboard: anonymous visitors go to the login page, judges get 403, another researcher 404.
-DASH_OWNED = (302, 403, 403, 200, 404, 200)
-DASH_ANY_RESEARCHER = (302, 403, 403, 200, 200, 200)
+# The dashboard: anonymous visitors and judges go to the login page, another researcher gets 404.
+DASH_OWNED = (302, 302, 302, 200, 404, 200)
+DASH_ANY_RESEARCHER = (302, 302, 302, 200, 200, 200)
+DASH_OWNED_POST = (302, 302, 302, 302, 404, 302)
 # Django's admin: everyone but staff is sent to the admin's login page.
 ADMIN = (302, 302, 302, 302, 302, 200)
 ADMIN_READ_ONLY_ADD = (302, 302, 302, 302, 302, 403)
@@ -89,6 +91,7 @@ ADMIN_NO_ADD = {
     "axes/accessfailurelog",
 }
 ADMIN_NO_DELETE = {
+    "judging/campaign",  # only a draft campaign may be deleted (alice's finished one here)
     "judging/campaigntopic",
     "judging/round",
     "judging/pair",
@@ -107,18 +110,22 @@ MATRIX: dict[str, tuple[str, dict, dict | None, tuple[int, ...]]] = {
     "accounts/logout/": ("POST", {}, None, (302, 302, 302, 302, 302, 302)),
     # --- judges (local crowd and assessors) ----------------------------------------------------------------
     "judge/": ("GET", {}, None, (302, 200, 200, 200, 200, 200)),
-    "judge/next/": ("GET", {}, None, (302, 302, 302, 302, 302, 302)),
+    # Researchers and staff are no judges (403); the assessor gets the tournament pair waiting; a crowd worker
+    # with no HIT in hand goes back to /judge/.
+    "judge/next/": ("GET", {}, None, (302, 302, 200, 403, 403, 403)),
     "judge/answer/": ("POST", {}, {}, (302, 400, 400, 400, 400, 400)),
-    "judge/instructions/": ("GET", {}, None, (302, 200, 200, 200, 200, 200)),
-    # External HIT pages: the provider's parameters are the credentials, not the session (none given: 400).
+    "judge/instructions/": ("GET", {}, None, PUBLIC),
+    # External HIT pages: the provider's parameters and the page's signed token are the credentials, never the
+    # session, so every role gets the same: a Prolific entry without its parameters is a 400; a local
+    # campaign's HIT has no external page (404); an answer or a submit without the token is refused (403).
     "hits/campaign/<uuid:public_id>/": ("GET", {"public_id": "prolific"}, None, (400,) * 6),
-    "hits/<uuid:public_id>/": ("GET", {"public_id": "hit"}, None, (400,) * 6),
-    "hits/<uuid:public_id>/answer/": ("POST", {"public_id": "hit"}, {}, (400,) * 6),
-    "hits/<uuid:public_id>/submit/": ("POST", {"public_id": "hit"}, {}, (400,) * 6),
+    "hits/<uuid:public_id>/": ("GET", {"public_id": "hit"}, None, (404,) * 6),
+    "hits/<uuid:public_id>/answer/": ("POST", {"public_id": "hit"}, {}, (403,) * 6),
+    "hits/<uuid:public_id>/submit/": ("POST", {"public_id": "hit"}, {}, (403,) * 6),
     # --- the admin ------------------------------------------------------------------------------------------
     "admin/": ("GET", {}, None, ADMIN),
     "admin/login/": ("GET", {}, None, (200, 200, 200, 200, 200, 302)),
-    "admin/logout/": ("POST", {}, None, (200, 200, 200, 200, 200, 200)),
+    "admin/logout/": ("POST", {}, None, (302, 302, 302, 302, 302, 302)),
     "admin/password_change/": ("GET", {}, None, ADMIN),
     "admin/password_change/done/": ("GET", {}, None, ADMIN),
     "admin/autocomplete/": ("GET", {}, None, (302, 302, 302, 302, 302, 403)),
@@ -146,7 +153,13 @@ MATRIX: dict[str, tuple[str, dict, dict | None, tuple[int, ...]]] = {
                 ADMIN[:5] + ((403,) if model in ADMIN_NO_DELETE else (200,)),
             ),
             f"admin/{model}/<path:object_id>/change/": ("GET", {"object_id": f"{fixture}_pk"}, None, ADMIN),
-            f"admin/{model}/<path:object_id>/": ("GET", {"object_id": f"{fixture}_pk"}, None, ADMIN),
+            # the bare object URL redirects to its change page
+            f"admin/{model}/<path:object_id>/": (
+                "GET",
+                {"object_id": f"{fixture}_pk"},
+                None,
+                ADMIN[:5] + (302,),
+            ),
         }.items()
     },
     # --- the dashboard --------------------------------------------------------------------------------------
@@ -158,19 +171,19 @@ MATRIX: dict[str, tuple[str, dict, dict | None, tuple[int, ...]]] = {
         "POST",
         {"name": "live"},
         {"action": "pause"},
-        (302, 403, 403, 302, 404, 302),
+        DASH_OWNED_POST,
     ),
     "dashboard/campaigns/<slug:name>/exports/": (
         "POST",
         {"name": "campaign"},
         {"kind": "judgments"},
-        (302, 403, 403, 302, 404, 302),
+        DASH_OWNED_POST,
     ),
     "dashboard/campaigns/<slug:name>/runs/": (
         "POST",
         {"name": "campaign"},
         {"name": "matrix-run", "file": "run"},
-        (302, 403, 403, 302, 404, 302),
+        DASH_OWNED_POST,
     ),
     "dashboard/campaigns/<slug:name>/workers/": ("GET", {"name": "campaign"}, None, DASH_OWNED),
     "dashboard/campaigns/<slug:name>/leaderboard/": ("GET", {"name": "campaign"}, None, DASH_OWNED),
@@ -182,26 +195,27 @@ MATRIX: dict[str, tuple[str, dict, dict | None, tuple[int, ...]]] = {
         DASH_OWNED,
     ),
     "dashboard/exports/<int:export_id>/download/": ("GET", {"export_id": "export_pk"}, None, DASH_OWNED),
-    # --- the API: schema and docs -------------------------------------------------------------------------
-    "api/schema/": ("GET", {}, None, API_ANY_RESEARCHER),
-    "api/docs/": ("GET", {}, None, API_ANY_RESEARCHER),
-    # --- the API: collections (readable by every researcher; changed by the owner and staff only) ----------
+    # --- the API: schema and docs (public: they describe the API, no data) --------------------------------
+    "api/schema/": ("GET", {}, None, PUBLIC),
+    "api/docs/": ("GET", {}, None, PUBLIC),
+    # --- the API: collections (readable and copied by every researcher; changed by the owner and staff only;
+    # "free" is alice's collection that no campaign uses, so that the owner's change goes through) -----------
     "api/collections/": ("GET", {}, None, API_ANY_RESEARCHER),
     "api/collections/<slug:name>/topics/": (
         "POST",
-        {"name": "collection"},
+        {"name": "free"},
         {"file": "topics"},
         (401, 403, 403, 200, 403, 200),
     ),
     "api/collections/<slug:name>/passages/": (
         "POST",
-        {"name": "collection"},
+        {"name": "free"},
         {"file": "passages"},
         (401, 403, 403, 200, 403, 200),
     ),
     "api/collections/<slug:name>/qrels/": (
         "POST",
-        {"name": "collection"},
+        {"name": "free"},
         {"file": "qrels"},
         (401, 403, 403, 200, 403, 200),
     ),
@@ -231,7 +245,12 @@ MATRIX: dict[str, tuple[str, dict, dict | None, tuple[int, ...]]] = {
     "api/plan/": ("POST", {}, {"pool_size": 20, "trials": 2}, API_ANY_RESEARCHER),
     # --- the API: runs, leaderboard, exports ----------------------------------------------------------------
     "api/campaigns/<slug:name>/runs/": ("GET", {"name": "campaign"}, None, API_OWNED),
-    "api/campaigns/<slug:name>/runs/score/": ("POST", {"name": "campaign"}, None, (401, 403, 403, 202, 404, 202)),
+    "api/campaigns/<slug:name>/runs/score/": (
+        "POST",
+        {"name": "campaign"},
+        None,
+        (401, 403, 403, 202, 404, 202),
+    ),
     "api/campaigns/<slug:name>/leaderboard/": ("GET", {"name": "campaign"}, None, API_OWNED),
     "api/campaigns/<slug:name>/exports/": ("GET", {"name": "campaign"}, None, API_OWNED),
     "api/exports/<int:export_id>/": ("GET", {"export_id": "export_pk"}, None, API_OWNED),
@@ -260,7 +279,7 @@ REGEX_PATHS = {
 FILES = {
     "topics": ("topics.tsv", b"d1\tWhat causes the seasons on Earth, and why?\n"),
     "passages": ("p.jsonl", b'{"id": "d1-p02", "text": "A corrected passage."}\n'),
-    "qrels": ("qrels.txt", b"d1 0 d1-p02 3\n"),
+    "qrels": ("qrels.txt", b"d1 0 matrix-new-doc 1\n"),
 }
 
 
@@ -308,7 +327,8 @@ def world(db, settings, tmp_path, django_capture_on_commit_callbacks):
     assert export.status == Export.Status.READY
     draft = campaign_create(collection=collection, name="alice-draft", seed=1, owner=owner)
     live = campaign_start(
-        campaign=campaign_create(collection=collection, name="alice-live", seed=1, owner=owner), topic_ids=["d1"]
+        campaign=campaign_create(collection=collection, name="alice-live", seed=1, owner=owner),
+        topic_ids=["d1"],
     )
     hit = Hit.objects.filter(campaign=live).first() or hit_build(campaign=live)[0]
     paused = campaign_pause(
@@ -320,6 +340,21 @@ def world(db, settings, tmp_path, django_capture_on_commit_callbacks):
     prolific = campaign_create(
         collection=collection, name="alice-prolific", seed=1, owner=owner, provider=Campaign.Provider.PROLIFIC
     )
+    free = collection_copy(source=collection, name="alice-free", owner=owner)
+    # One tournament answer, so that every admin page has a row to show.
+    tournament = campaign_start(
+        campaign=campaign_create(
+            collection=collection, name="alice-tournament", seed=1, owner=owner, mode=Campaign.Mode.TOURNAMENT
+        ),
+        topic_ids=["d3"],
+    )
+    question = tournament_next_pair(campaign=tournament, assessor=users["assessor"])
+    tournament_judgment_submit(
+        campaign_topic=question.campaign_topic,
+        assessor=users["assessor"],
+        winner=question.left,
+        loser=question.right,
+    )
     # A campaign of bob's, so that "other" is a researcher with data of his own.
     campaign_create(collection=collection, name="bob-draft", seed=1, owner=users["other"])
     AccessAttempt.objects.create(username="x", ip_address="127.0.0.1", failures_since_start=1)
@@ -327,6 +362,7 @@ def world(db, settings, tmp_path, django_capture_on_commit_callbacks):
     AccessFailureLog.objects.create(username="x", ip_address="127.0.0.1")
     values = {
         "collection": collection.name,
+        "free": free.name,
         "campaign": done.name,
         "draft": draft.name,
         "live": live.name,
@@ -365,8 +401,8 @@ def world(db, settings, tmp_path, django_capture_on_commit_callbacks):
     }
     Token.objects.get_or_create(user=owner)
     for key, model in firsts.items():
-        first = model.objects.order_by("pk").first()
-        values[f"{key}_pk"] = first.pk if first is not None else 999_999
+        values[f"{key}_pk"] = model.objects.order_by("pk").first().pk
+    values["token_pk"] = owner.pk  # the admin's TokenProxy is addressed by its user
     return users, values
 
 
