@@ -22,8 +22,7 @@ class WorkerSerializer(serializers.Serializer):
     worker_id = serializers.IntegerField()
     worker = serializers.CharField()
     is_excluded = serializers.BooleanField()
-    excluded_by = serializers.ChoiceField(
-        choices=[SCOPE_OWNER, SCOPE_GLOBAL],
+    excluded_by = serializers.CharField(
         allow_null=True,
         help_text="owner: excluded by the campaign's owner (from all of their campaigns); global: by staff",
     )
