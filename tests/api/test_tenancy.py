@@ -300,3 +300,33 @@ def test_a_failed_challenge_excludes_in_the_owners_scope(two_owners, researcher)
     assert WorkerExclusion.objects.filter(worker=worker, owner=researcher).exists()
     assert not Worker.objects.get(pk=worker.pk).is_excluded
     assert hit_assign_next(campaign=two_owners["bob_live"], worker=worker) is not None
+
+
+def test_the_dashboards_workers_table_says_whose_exclusion(
+    api, two_owners, other_researcher, researcher, client
+):
+    worker = _a_worker(two_owners["alice_done"])
+    api.post(f"/api/campaigns/demo-done/workers/{worker.pk}/exclude/", {"reason": "spam"}, format="json")
+    hit_assign_next(campaign=two_owners["bob_live"], worker=worker)  # the worker is now in bob's table too
+
+    client.force_login(researcher)
+    alices = client.get("/dashboard/campaigns/demo-done/workers/").content.decode()
+    client.force_login(other_researcher)
+    bobs = client.get("/dashboard/campaigns/bob-live/workers/").content.decode()
+
+    assert "excluded (owner: all of alice's campaigns)" in alices
+    assert str(worker) in bobs and "excluded" not in bobs.split("<tbody>")[1]
+
+
+def test_a_crowd_user_excluded_by_one_owner_still_judges_for_another(two_owners, crowd_user, client):
+    from judging.services import worker_exclude, worker_for_user
+
+    worker = worker_for_user(user=crowd_user)
+    worker_exclude(worker=worker, reason="spam", campaign=two_owners["alice_live"])
+    client.force_login(crowd_user)
+    client.post("/judge/instructions/")
+
+    page = client.get("/judge/next/")
+
+    assert page.status_code == 200 and "judging/excluded.html" not in [t.name for t in page.templates]
+    assert worker.assignments.get().campaign == two_owners["bob_live"]
