@@ -7,10 +7,9 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.files import File
-from django.db import transaction
+from django.db import connection, transaction
 
 from pools.models import Collection, GradedJudgment, Item, Run, Topic
-from pools.services.importing import BATCH_SIZE
 from pools.services.runs import run_file_delete_if_unused, run_file_name
 
 RESEARCHERS_GROUP = "researchers"
@@ -63,32 +62,30 @@ def collection_copy(
     )
     copy.full_clean()
     copy.save()
-    topic_fields = ["topic_id", "question", "conversation_id", "turn", "utterance"]
-    Topic.objects.bulk_create(
-        [
-            Topic(collection=copy, **dict(zip(topic_fields, row, strict=True)))
-            for row in source.topics.order_by("pk").values_list(*topic_fields)
-        ],
-        batch_size=BATCH_SIZE,
-    )
-    Item.objects.bulk_create(
-        [
-            Item(collection=copy, docid=docid, text=text)
-            for docid, text in source.items.order_by("pk").values_list("docid", "text").iterator()
-        ],
-        batch_size=BATCH_SIZE,
-    )
-    topic_pks = dict(copy.topics.values_list("topic_id", "pk"))
-    item_pks = dict(copy.items.values_list("docid", "pk"))
-    GradedJudgment.objects.bulk_create(
-        [
-            GradedJudgment(topic_id=topic_pks[topic_id], item_id=item_pks[docid], grade=grade)
-            for topic_id, docid, grade in GradedJudgment.objects.filter(topic__collection=source)
-            .values_list("topic__topic_id", "item__docid", "grade")
-            .iterator()
-        ],
-        batch_size=BATCH_SIZE,
-    )
+    # INSERT ... SELECT in the database: a collection may hold millions of passages, which never pass
+    # through Python here (memory stays flat whatever the size).
+    topic, item, grade = Topic._meta.db_table, Item._meta.db_table, GradedJudgment._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {topic} (collection_id, topic_id, question, conversation_id, turn, utterance) "
+            f"SELECT %s, topic_id, question, conversation_id, turn, utterance FROM {topic} WHERE collection_id = %s",
+            [copy.pk, source.pk],
+        )
+        cursor.execute(
+            f"INSERT INTO {item} (collection_id, docid, text) "
+            f"SELECT %s, docid, text FROM {item} WHERE collection_id = %s",
+            [copy.pk, source.pk],
+        )
+        cursor.execute(
+            f"INSERT INTO {grade} (topic_id, item_id, grade) "
+            f"SELECT new_topic.id, new_item.id, old.grade FROM {grade} old "
+            f"JOIN {topic} old_topic ON old_topic.id = old.topic_id "
+            f"JOIN {item} old_item ON old_item.id = old.item_id "
+            f"JOIN {topic} new_topic ON new_topic.collection_id = %s AND new_topic.topic_id = old_topic.topic_id "
+            f"JOIN {item} new_item ON new_item.collection_id = %s AND new_item.docid = old_item.docid "
+            f"WHERE old_topic.collection_id = %s",
+            [copy.pk, copy.pk, source.pk],
+        )
     storage = Run._meta.get_field("file").storage
     stored: list[str] = []
     try:

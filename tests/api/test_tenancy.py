@@ -22,7 +22,7 @@ from judging.services import (
 )
 from judging.services.exclusions import worker_list_excluded_for
 from metrics.leaderboard import campaign_runs_score
-from pools.models import Collection, Item, Run, Topic
+from pools.models import Collection, GradedJudgment, Item, Run, Topic
 from tests.api.conftest import token_client
 from tests.judging.test_judgments import honest_answers
 
@@ -165,9 +165,21 @@ def test_collection_copy_command(owned_demo, other_researcher):
     copy = Collection.objects.get(name="demo-bob")
     assert copy.owner == other_researcher
     assert copy.items.count() == owned_demo.items.count()
-    assert sorted(copy.topics.values_list("topic_id", flat=True)) == sorted(
-        owned_demo.topics.values_list("topic_id", flat=True)
+    assert sorted(copy.topics.values_list("topic_id", "question", "conversation_id", "turn")) == sorted(
+        owned_demo.topics.values_list("topic_id", "question", "conversation_id", "turn")
     )
+    assert sorted(copy.items.values_list("docid", "text")) == sorted(
+        owned_demo.items.values_list("docid", "text")
+    )
+
+    def grades(collection):
+        return sorted(
+            GradedJudgment.objects.filter(topic__collection=collection).values_list(
+                "topic__topic_id", "item__docid", "grade"
+            )
+        )
+
+    assert grades(copy) == grades(owned_demo) and len(grades(copy)) > 0
 
 
 # --- runs and scores -------------------------------------------------------------------------------------
