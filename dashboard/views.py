@@ -34,8 +34,8 @@ from metrics.leaderboard import (
     leaderboard_export_request,
 )
 from metrics.plots import plot_intervals, plot_scatter
+from metrics.selectors import campaign_run_list
 from metrics.uploads import RunUploadError, run_upload
-from pools.models import Run
 from pools.selectors import collection_list_with_counts
 
 
@@ -146,7 +146,7 @@ def campaign_detail(request, name: str):
         "triples": selectors.campaign_intransitive_triples(campaign=campaign),
         "top_k": selectors.campaign_top_k_with_text(campaign=campaign),
         "exports": list(Export.objects.filter(campaign=campaign)[:20]),
-        "runs": list(Run.objects.filter(collection_id=campaign.collection_id).order_by("name")),
+        "runs": list(campaign_run_list(campaign=campaign)),
         "export_form": ExportRequestForm(),
         "run_form": RunUploadForm(),
     }
@@ -175,9 +175,9 @@ def campaign_progress_json(request, name: str):
             },
             "runs": {
                 name: {"status": status, "progress": run_progress, "error": error}
-                for name, status, run_progress, error in Run.objects.filter(
-                    collection_id=campaign.collection_id
-                ).values_list("name", "status", "progress", "error")
+                for name, status, run_progress, error in campaign_run_list(campaign=campaign).values_list(
+                    "name", "status", "progress", "error"
+                )
             },
             "exports": {
                 str(pk): {"status": status, "progress": export_progress}
@@ -258,7 +258,7 @@ def run_upload_view(request, name: str):
     else:
         try:
             run = run_upload(
-                collection=campaign.collection,
+                campaign=campaign,
                 name=form.cleaned_data["name"],
                 upload=form.cleaned_data["file"],
                 uploaded_by=request.user,

@@ -330,6 +330,28 @@ class Worker(models.Model):
         return f"{self.provider}:{self.external_id}"
 
 
+class WorkerExclusion(models.Model):
+    """A researcher's exclusion of a worker: it keeps the worker out of every campaign that researcher owns
+    and out of no one else's. ``Worker.is_excluded`` is the global exclusion (staff, and campaigns with no
+    owner, which are staff's). See docs/decisions.md, "Tenancy"."""
+
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="exclusions")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    # The campaign whose table or challenge led to it (kept for the record; the scope is the owner).
+    campaign = models.ForeignKey(Campaign, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    reason = models.CharField(max_length=200, blank=True)
+    excluded_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["owner_id", "worker_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["worker", "owner"], name="one_exclusion_per_worker_owner")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.worker} excluded by {self.owner_id}"
+
+
 class Assignment(models.Model):
     """One worker's take on one HIT."""
 

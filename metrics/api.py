@@ -18,6 +18,7 @@ from judging.models import Export
 from judging.selectors import campaign_list_visible
 from judging.services.exports import ExportKindError
 from metrics.leaderboard import campaign_leaderboard, campaign_runs_score_request, leaderboard_export_request
+from metrics.selectors import campaign_run_list
 from metrics.uploads import RunUploadError, run_upload
 from pools.models import Run
 
@@ -34,7 +35,7 @@ class RunUploadSerializer(serializers.Serializer):
 
 
 class CampaignRunListApi(ResearcherApi, generics.ListAPIView):
-    """The runs of the campaign's collection; POST (multipart ``name``, ``file``) uploads a TREC run, which a
+    """The campaign's runs (its own uploads and the collection's runs; never another campaign's); POST (multipart ``name``, ``file``) uploads a TREC run, which a
     background task validates (``status`` pending -> validating -> ready or failed, ``error`` as
     ``file:line: problem``) and then scores."""
 
@@ -42,7 +43,9 @@ class CampaignRunListApi(ResearcherApi, generics.ListAPIView):
     parser_classes = [MultiPartParser, FormParser]
 
     def get_queryset(self):
-        return Run.objects.filter(collection_id=self.campaign().collection_id).order_by("name")
+        if getattr(self, "swagger_fake_view", False):
+            return Run.objects.none()
+        return campaign_run_list(campaign=self.campaign())
 
     @extend_schema(request={"multipart/form-data": RunUploadSerializer}, responses={201: RunSerializer})
     def post(self, request, name: str):
@@ -51,7 +54,7 @@ class CampaignRunListApi(ResearcherApi, generics.ListAPIView):
         data.is_valid(raise_exception=True)
         try:
             run = run_upload(
-                collection=campaign.collection,
+                campaign=campaign,
                 name=data.validated_data["name"],
                 upload=data.validated_data["file"],
                 uploaded_by=request.user,
@@ -64,7 +67,7 @@ class CampaignRunListApi(ResearcherApi, generics.ListAPIView):
 
 
 class CampaignRunsScoreApi(ResearcherApi, APIView):
-    """POST: score every ready run of the collection for the leaderboard now (in the background)."""
+    """POST: score every ready run of the campaign for the leaderboard now (in the background)."""
 
     @extend_schema(request=None, responses={202: None})
     def post(self, request, name: str):

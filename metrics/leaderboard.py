@@ -72,11 +72,15 @@ class LeaderboardRow:
 def campaign_runs_score(*, campaign: Campaign, runs=None) -> int:
     """Score the collection's ready runs (or ``runs``) under the leaderboard measures against the campaign's
     combined preference qrels and the graded qrels; returns the number of stored scores. Idempotent."""
+    from metrics.selectors import campaign_run_list
     from metrics.services import run_scores_compute
     from pools.models import Run
 
     if runs is None:
-        runs = list(campaign.collection.runs.filter(status=Run.Status.READY))
+        runs = list(campaign_run_list(campaign=campaign).filter(status=Run.Status.READY))
+    foreign = [run.name for run in runs if run.campaign_id not in (None, campaign.pk)]
+    if foreign:
+        raise ValueError(f"runs of another campaign: {', '.join(foreign)}")
     if not runs:
         return 0
     stored = run_scores_compute(campaign=campaign, measures=LEADERBOARD_MEASURES, runs=runs)
@@ -93,9 +97,12 @@ def campaign_runs_score_request(*, campaign: Campaign) -> None:
 
 
 def _scores(campaign: Campaign):
+    # Only the runs the campaign shows: the collection's and its own uploads, never another campaign's
+    # (whose graded scores are stored without a campaign too).
     return RunScore.objects.filter(
         Q(campaign=campaign, qrels_kind=RunScore.QrelsKind.COMBINED)
         | Q(campaign__isnull=True, run__collection_id=campaign.collection_id),
+        Q(run__campaign__isnull=True) | Q(run__campaign_id=campaign.pk),
         measure__in=LEADERBOARD_MEASURES,
     )
 

@@ -2,19 +2,31 @@
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from judging.models import Campaign
+from pools.models import Run
+
+
+def campaign_run_list(*, campaign: Campaign) -> QuerySet[Run]:
+    """The runs a campaign shows and scores, by name: its own uploads and the collection's runs (imported
+    with ``run_import``, no campaign). Another campaign's uploads never appear (docs/decisions.md,
+    "Tenancy")."""
+    return (
+        Run.objects.filter(collection_id=campaign.collection_id)
+        .filter(Q(campaign__isnull=True) | Q(campaign_id=campaign.pk))
+        .order_by("name")
+    )
 
 
 def campaign_list_unscored() -> QuerySet[Campaign]:
     """Finished campaigns whose collection has a ready run and whose preference scores are missing or older
     than the campaign's end (what the scoring sweep picks up)."""
-    from django.db.models import Exists, F, Max, OuterRef, Q
+    from django.db.models import Exists, F, Max, OuterRef
 
-    from pools.models import Run
-
-    ready_runs = Run.objects.filter(collection_id=OuterRef("collection_id"), status=Run.Status.READY)
+    ready_runs = Run.objects.filter(collection_id=OuterRef("collection_id"), status=Run.Status.READY).filter(
+        Q(campaign__isnull=True) | Q(campaign_id=OuterRef("pk"))
+    )
     return (
         Campaign.objects.filter(status=Campaign.Status.DONE)
         .filter(Exists(ready_runs))

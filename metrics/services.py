@@ -57,8 +57,15 @@ def run_scores_compute(
             raise ScoreRequestError(f"qrels kind {qrels_kind!r} needs a campaign")
         qrels_kind = RunScore.QrelsKind.GRADED
         values = collection_qrels(collection=collection)
-    runs = list(runs) if runs is not None else list(collection.runs.all())
+    if runs is None:
+        # A campaign's scores cover only the runs it shows (never another campaign's uploads).
+        from metrics.selectors import campaign_run_list
+
+        runs = campaign_run_list(campaign=campaign) if campaign is not None else collection.runs.all()
+    runs = list(runs)
     foreign = [run.name for run in runs if run.collection_id != collection.pk]
+    if campaign is not None:
+        foreign += [run.name for run in runs if run.campaign_id not in (None, campaign.pk)]
     if foreign:
         raise ScoreRequestError(f"runs not in collection {collection.name!r}: {', '.join(foreign)}")
     qrels = Qrels.from_records(

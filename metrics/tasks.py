@@ -55,7 +55,8 @@ def campaign_scores_sweep_task() -> int:
 
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
 def run_validate_task(run_id: int) -> str:
-    """Validate an uploaded run; once ready, score it for the collection's finished campaigns."""
+    """Validate an uploaded run; once ready, score it for its campaign (or, a collection run, for the
+    collection's finished campaigns)."""
     from metrics.leaderboard import campaign_runs_score
     from metrics.uploads import run_validate
     from pools.models import Run
@@ -65,7 +66,10 @@ def run_validate_task(run_id: int) -> str:
         return "missing"
     run = run_validate(run=run)
     if run.status == Run.Status.READY:
-        for campaign in Campaign.objects.filter(collection=run.collection, status=Campaign.Status.DONE):
+        campaigns = Campaign.objects.filter(collection=run.collection, status=Campaign.Status.DONE)
+        if run.campaign_id is not None:  # a campaign's upload is scored for that campaign only
+            campaigns = campaigns.filter(pk=run.campaign_id)
+        for campaign in campaigns:
             campaign_runs_score(campaign=campaign, runs=[run])
     return run.status
 

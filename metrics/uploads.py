@@ -1,14 +1,16 @@
 """Runs uploaded from the dashboard or the API: stored as they arrive into private storage, then validated
 by a background task that reports its progress on the Run (``status``, ``progress``, ``error`` as
-``file:line: problem``) and, once the run is ready, scores it for the collection's finished campaigns."""
+``file:line: problem``) and, once the run is ready, scores it for its campaign once that is finished. A
+run uploaded to a campaign is that campaign's only (docs/decisions.md, "Tenancy")."""
 
 from __future__ import annotations
 
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
+from judging.models import Campaign
 from pools import trec
-from pools.models import Collection, Run
+from pools.models import Run
 from pools.services.importing import ImportRejectedError, topic_pks_resolving
 from pools.services.runs import RUN_NAME_PATTERN
 
@@ -20,21 +22,25 @@ class RunUploadError(ValueError):
 
 
 @transaction.atomic
-def run_upload(*, collection: Collection, name: str, upload: UploadedFile, uploaded_by=None) -> Run:
-    """Store an uploaded TREC run as a pending Run (Django streams the upload in chunks to the storage) and
-    queue its validation after commit. Refuses a bad or taken name and an empty file; nothing is stored then."""
+def run_upload(*, campaign: Campaign, name: str, upload: UploadedFile, uploaded_by=None) -> Run:
+    """Store an uploaded TREC run as a pending Run of ``campaign`` (only that campaign lists, scores and ranks
+    it; Django streams the upload in chunks to the storage) and queue its validation after commit. Refuses a
+    bad name, one the campaign shows already (its own runs and the collection's), and an empty file; nothing
+    is stored then."""
+    from metrics.selectors import campaign_run_list
     from metrics.tasks import run_validate_task
 
     if not RUN_NAME_PATTERN.match(name or ""):
         raise RunUploadError(
             f"name: {name!r} must be 1-200 letters, digits, '.', '_', '+' or '-', starting with a letter or digit"
         )
-    if Run.objects.filter(collection=collection, name=name).exists():
-        raise RunUploadError(f"name: collection {collection.name} already has a run {name!r}")
+    if campaign_run_list(campaign=campaign).filter(name=name).exists():
+        raise RunUploadError(f"name: campaign {campaign.name} already has a run {name!r}")
     if not upload.size:
         raise RunUploadError("file: the uploaded run is empty")
     run = Run(
-        collection=collection,
+        collection_id=campaign.collection_id,
+        campaign=campaign,
         name=name,
         status=Run.Status.PENDING,
         progress=0.0,
@@ -74,7 +80,7 @@ def run_validate(*, run: Run, display_name: str | None = None) -> Run:
         if line_count == 0:
             raise trec.TrecFormatError(path, 1, "the run has no lines")
         with transaction.atomic():
-            topic_pks_resolving(run.collection, topic_first_lines, path=display_name)
+            topic_pks_resolving(run.collection, topic_first_lines, path=display_name, create_unknown=False)
             Run.objects.filter(pk=run.pk).update(
                 status=Run.Status.READY,
                 progress=1.0,

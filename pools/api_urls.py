@@ -21,4 +21,5 @@ urlpatterns = [
         api.CollectionFileImportApi.as_view(kind="qrels"),
         name="api-collection-qrels",
     ),
+    path("collections/<slug:name>/copy/", api.CollectionCopyApi.as_view(), name="api-collection-copy"),
 ]

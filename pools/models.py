@@ -5,10 +5,20 @@ from django.db import models
 
 
 class Collection(models.Model):
-    """A set of topics and items judged together (e.g. TREC CAsT 2019, or the shipped demo)."""
+    """A set of topics and items judged together (e.g. TREC CAsT 2019, or the shipped demo).
+
+    Only its ``owner`` (a researcher) and staff may change it; with no owner it is staff's only. Anyone
+    researching may read it and run campaigns on it (docs/decisions.md, "Tenancy")."""
 
     name = models.SlugField(max_length=100, unique=True)
     description = models.TextField(blank=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="collections",
+    )
     # Strict: qrels and runs may only name topics already imported; lenient: unknown topics are created.
     is_strict = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -83,6 +93,10 @@ class GradedJudgment(models.Model):
 
 
 def run_upload_path(run: "Run", filename: str) -> str:
+    # A campaign's run lives in a folder of its own: another campaign (or a command-line import into the
+    # collection) may hold a run of the same name, whose file it must never overwrite.
+    if run.campaign_id is not None:
+        return f"runs/{run.collection.name}/campaign-{run.campaign_id}/{run.name}.run"
     return f"runs/{run.collection.name}/{run.name}.run"
 
 
@@ -92,6 +106,12 @@ class Run(models.Model):
 
     # No index of its own: the unique constraint's index starts with this column.
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="runs", db_index=False)
+    # A run uploaded to a campaign (dashboard, API, ``run_upload``) is that campaign's only: no other
+    # campaign lists, scores or ranks it. Without a campaign (``run_import`` into the collection) it is
+    # the collection's, shown in every campaign of the collection.
+    campaign = models.ForeignKey(
+        "judging.Campaign", on_delete=models.CASCADE, null=True, blank=True, related_name="runs"
+    )
 
     class Status(models.TextChoices):
         PENDING = "pending"  # uploaded, waiting for the background validation
@@ -115,7 +135,16 @@ class Run(models.Model):
     class Meta:
         ordering = ["collection_id", "name"]
         constraints = [
-            models.UniqueConstraint(fields=["collection", "name"], name="unique_run_name_per_collection")
+            models.UniqueConstraint(
+                fields=["collection", "name"],
+                condition=models.Q(campaign__isnull=True),
+                name="unique_run_name_per_collection",
+            ),
+            models.UniqueConstraint(
+                fields=["campaign", "name"],
+                condition=models.Q(campaign__isnull=False),
+                name="unique_run_name_per_campaign",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -27,7 +27,8 @@ def collection_list_with_counts() -> QuerySet[Collection]:
     return Collection.objects.annotate(
         topic_count=rows_per_collection(Topic.objects.all()),
         item_count=rows_per_collection(Item.objects.all()),
-        run_count=rows_per_collection(Run.objects.all()),
+        # The collection's own runs; campaigns' uploads are theirs only.
+        run_count=rows_per_collection(Run.objects.filter(campaign__isnull=True)),
     ).order_by("name")
 
 

@@ -24,6 +24,7 @@ from judging.models import (
     TournamentJudgment,
     Worker,
 )
+from judging.selectors.workers import worker_excluded_here
 
 
 class _RoundRow(TypedDict):
@@ -220,8 +221,8 @@ def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
         },
         hits=hits,
         hits_submitted=spend.submitted,
-        workers_active=workers.filter(is_excluded=False).count(),
-        workers_excluded=workers.filter(is_excluded=True).count(),
+        workers_active=workers.exclude(worker_excluded_here(campaign=campaign)).count(),
+        workers_excluded=workers.filter(worker_excluded_here(campaign=campaign)).count(),
         assessors_active=len(assessors),
         spend_usd=spend.total,
         budget_usd=campaign.budget_usd,

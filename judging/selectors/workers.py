@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TypedDict
 
-from judging.models import Assignment, Campaign, Candidate, Judgment
+from django.db.models import Exists, OuterRef, Q
+
+from judging.models import Assignment, Campaign, Candidate, Judgment, WorkerExclusion
 
 
 class WorkerRow(TypedDict):
@@ -14,12 +16,22 @@ class WorkerRow(TypedDict):
     worker_id: int
     worker: str
     is_excluded: bool
+    # "global" (staff), "owner" (the campaign's owner excluded them) or None: the scope of the exclusion.
+    excluded_by: str | None
     hits_submitted: int
     hits_discarded: int
     challenge_pass_rate: float | None
     agreement: float | None
     left_rate: float | None
     median_seconds: float | None
+
+
+def worker_excluded_here(*, campaign: Campaign) -> Q:
+    """A filter of Worker rows: excluded for ``campaign``, globally or by its owner (docs/decisions.md,
+    "Tenancy"; another owner's exclusions do not count here)."""
+    return Q(is_excluded=True) | Q(
+        Exists(WorkerExclusion.objects.filter(worker_id=OuterRef("pk"), owner_id=campaign.owner_id))
+    )
 
 
 def _final_ranks(*, campaign: Campaign) -> dict[tuple[int, int], int]:
@@ -39,7 +51,7 @@ class _WorkerTally:
 
     worker_id: int
     worker: str
-    is_excluded: bool
+    excluded_by: str | None
     hits_submitted: int = 0
     hits_discarded: int = 0
     challenges: list[int] = field(default_factory=lambda: [0, 0])
@@ -56,6 +68,12 @@ def campaign_worker_table(*, campaign: Campaign) -> list[WorkerRow]:
     import statistics
 
     workers: dict[int, _WorkerTally] = {}
+    excluded_by_owner = set(
+        WorkerExclusion.objects.filter(
+            owner_id=campaign.owner_id,
+            worker_id__in=Assignment.objects.filter(campaign=campaign).values("worker_id"),
+        ).values_list("worker_id", flat=True)
+    )
     for worker_pk, provider, external_id, is_excluded, status in (
         Assignment.objects.filter(campaign=campaign)
         .order_by("worker_id", "pk")
@@ -63,8 +81,9 @@ def campaign_worker_table(*, campaign: Campaign) -> list[WorkerRow]:
     ):
         tally = workers.get(worker_pk)
         if tally is None:
+            scope = "global" if is_excluded else "owner" if worker_pk in excluded_by_owner else None
             tally = workers[worker_pk] = _WorkerTally(
-                worker_id=worker_pk, worker=f"{provider}:{external_id}", is_excluded=is_excluded
+                worker_id=worker_pk, worker=f"{provider}:{external_id}", excluded_by=scope
             )
         if status in (Assignment.Status.ACCEPTED, Assignment.Status.DISCARDED):
             tally.hits_submitted += 1
@@ -111,7 +130,8 @@ def campaign_worker_table(*, campaign: Campaign) -> list[WorkerRow]:
         {
             "worker_id": tally.worker_id,
             "worker": tally.worker,
-            "is_excluded": tally.is_excluded,
+            "is_excluded": tally.excluded_by is not None,
+            "excluded_by": tally.excluded_by,
             "hits_submitted": tally.hits_submitted,
             "hits_discarded": tally.hits_discarded,
             "challenge_pass_rate": ratio(tally.challenges),

@@ -38,13 +38,13 @@ from judging.services.errors import (
     WorkerBusyError,
     WorkerExcludedError,
 )
+from judging.services.exclusions import ExclusionScopeError, worker_exclude, worker_is_excluded
 from judging.services.hits import assignment_expire, hit_build, hit_discard, hit_expire, hit_expire_overdue
 from judging.services.judgments import (
     assignment_start,
     assignment_submit,
     hit_assign_next,
     judgment_submit,
-    worker_exclude,
     worker_get_or_create,
 )
 from judging.services.pausing import campaign_pause, campaign_publish_more, campaign_resume
@@ -100,6 +100,8 @@ __all__ = [
     "tournament_judgment_submit",
     "tournament_next_pair",
     "worker_exclude",
+    "worker_is_excluded",
+    "ExclusionScopeError",
     "worker_for_user",
     "worker_get_or_create",
 ]

@@ -21,6 +21,7 @@ from django.utils import timezone
 from judging.crowd import CrowdProvider, CrowdRequestError, Work, WorkStatus
 from judging.models import Assignment, Campaign, Hit, Worker
 from judging.services.errors import CampaignStateError
+from judging.services.exclusions import worker_list_excluded_for
 from judging.services.judgments import worker_get_or_create
 from judging.services.publishing import (
     PublishReport,
@@ -271,9 +272,11 @@ def _exclusions_push(*, campaign: Campaign, provider: CrowdProvider) -> int:
     known = set(campaign.provider_state.get("excluded_workers", []))
     excluded = sorted(
         set(
-            Worker.objects.filter(provider=campaign.provider, is_excluded=True).values_list(
-                "external_id", flat=True
-            )
+            # The campaign's own exclusion qualification (group) carries its owner's and the global
+            # exclusions only: another researcher's exclusions never reach this campaign's workers.
+            worker_list_excluded_for(campaign=campaign)
+            .filter(provider=campaign.provider)
+            .values_list("external_id", flat=True)
         )
         - known
     )

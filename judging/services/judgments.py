@@ -31,6 +31,7 @@ from judging.services.errors import (
     WorkerBusyError,
     WorkerExcludedError,
 )
+from judging.services.exclusions import worker_exclude_locked, worker_is_excluded
 from judging.services.hits import (
     assignment_expire,
     assignment_is_overdue,
@@ -48,23 +49,6 @@ def worker_get_or_create(*, provider: str, external_id: str) -> Worker:
     """The worker known to ``provider`` as ``external_id``, created on first sight."""
     worker, _ = Worker.objects.get_or_create(provider=provider, external_id=external_id)
     return worker
-
-
-@transaction.atomic
-def worker_exclude(*, worker: Worker, reason: str) -> Worker:
-    """Exclude a worker from further HITs (an excluded worker stays excluded; the first reason is kept)."""
-    worker = Worker.objects.select_for_update().get(pk=worker.pk)
-    _worker_exclude(worker=worker, reason=reason)
-    return worker
-
-
-def _worker_exclude(*, worker: Worker, reason: str) -> None:
-    """Mark a locked worker excluded unless it is already (the first reason is kept)."""
-    if not worker.is_excluded:
-        worker.is_excluded = True
-        worker.excluded_at = timezone.now()
-        worker.exclusion_reason = reason[:200]
-        worker.save(update_fields=["is_excluded", "excluded_at", "exclusion_reason"])
 
 
 def assignment_start(*, hit: Hit, worker: Worker) -> Assignment:
@@ -86,7 +70,8 @@ def _assignment_start(*, hit: Hit, worker: Worker) -> Assignment:
     live = hit.assignments.filter(status__in=LIVE_ASSIGNMENT_STATES).first()
     if live is not None and live.worker_id == worker.pk:
         return live
-    if worker.is_excluded:
+    campaign = Campaign.objects.get(pk=hit.campaign_id)
+    if worker_is_excluded(worker=worker, campaign=campaign):
         raise WorkerExcludedError(worker_id=worker.pk)
     if hit.status != Hit.Status.OPEN:
         raise HitNotOpenError(hit_id=hit.pk, status=hit.status)
@@ -94,7 +79,6 @@ def _assignment_start(*, hit: Hit, worker: Worker) -> Assignment:
         raise HitTakenError(hit_id=hit.pk)
     if hit_is_past_lifetime(hit=hit, now=now):
         raise HitLifetimeOverError(hit_id=hit.pk)
-    campaign = Campaign.objects.get(pk=hit.campaign_id)
     current = _assignment_in_progress(worker=worker, campaign=campaign, now=now)
     if current is not None:
         raise WorkerBusyError(worker_id=worker.pk, assignment_id=current.pk, hit_id=current.hit_id)
@@ -115,7 +99,7 @@ def hit_assign_next(*, campaign: Campaign, worker: Worker) -> Assignment | None:
 def _hit_assign_next(*, campaign: Campaign, worker: Worker) -> Assignment | None:
     now = timezone.now()
     worker = Worker.objects.select_for_update().get(pk=worker.pk)
-    if worker.is_excluded:
+    if worker_is_excluded(worker=worker, campaign=campaign):
         raise WorkerExcludedError(worker_id=worker.pk)
     # The common case in one statement, made after the worker's lock is held (so it sees every assignment
     # committed for them): the campaign runs, the worker holds nothing in it, and an open HIT is free.
@@ -382,13 +366,16 @@ def _assignment_complete(
     failed = sum(1 for is_challenge, expected, _, winner in answers if is_challenge and winner != expected)
     worker = assignment.worker
     if failed:
-        _worker_exclude(worker=worker, reason=f"failed {failed} challenge(s) in HIT {hit.pk}")
+        # In the scope of the campaign's owner: it keeps the worker out of that owner's campaigns only.
+        worker_exclude_locked(
+            worker=worker, campaign=campaign, reason=f"failed {failed} challenge(s) in HIT {hit.pk}"
+        )
     assignment.submitted_at = now
     assignment.earned_usd = hit.reward_usd if hit.reward_usd is not None else campaign.pay_per_hit_usd
     if campaign.provider == Campaign.Provider.LOCAL:
         assignment.paid_usd, assignment.paid_at = assignment.earned_usd, now
     fields = ["status", "submitted_at", "earned_usd", "paid_usd", "paid_at"]
-    if worker.is_excluded or hit.status != Hit.Status.OPEN:
+    if worker_is_excluded(worker=worker, campaign=campaign) or hit.status != Hit.Status.OPEN:
         assignment.status = Assignment.Status.DISCARDED
         assignment.save(update_fields=fields)
         hit_discard(hit=hit)

@@ -35,6 +35,7 @@ from judging.services import (
     hit_assign_next_external,
     judgment_submit,
     worker_get_or_create,
+    worker_is_excluded,
 )
 from judging.views.answers import parse_answer, shown_stamp
 from judging.views.tokens import TokenExpired, TokenInvalid, token_make, token_read
@@ -291,7 +292,9 @@ def _check_origin(request: HttpRequest) -> None:
 
 def _render_assignment(request: HttpRequest, hit: Hit, assignment: Assignment, token: str) -> HttpResponse:
     claims = token_read(token, hit_public_id=str(hit.public_id))
-    if assignment.worker.is_excluded and assignment.submitted_at is None:
+    if assignment.submitted_at is None and worker_is_excluded(
+        worker=assignment.worker, campaign=hit.campaign
+    ):
         return _excluded(request)
     if assignment.submitted_at is not None:
         context = {

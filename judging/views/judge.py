@@ -84,15 +84,20 @@ def judge_next(request: HttpRequest) -> HttpResponse:
         worker = worker_for_user(user=request.user)
         if worker.is_excluded:
             return _excluded(request)
+        excluded = False
         for campaign in campaign_list_judgeable(mode=Campaign.Mode.CROWD):
             try:
                 assignment = hit_assign_next(campaign=campaign, worker=worker)
             except WorkerExcludedError:
-                return _excluded(request)
+                # Excluded by this campaign's owner only: other owners' campaigns still take the worker.
+                excluded = True
+                continue
             if assignment is not None:
                 state = hit_question_next(assignment=assignment)
                 if state["question"] is not None:
                     return _hit_page(request, assignment, state)
+        if excluded:
+            return _excluded(request)
     return render(request, "judging/nothing_left.html", {"layout": "judge"})
 
 

@@ -6,9 +6,24 @@ written in batches (``bulk_create``/``bulk_update``, COPY on PostgreSQL), never 
 validated by streaming and stored as a file under MEDIA_ROOT (see :func:`run_import`).
 """
 
-from pools.services.collection import collection_create, collection_delete, collection_get_or_create
+from pools.services.collection import (
+    CollectionOwnerError,
+    collection_copy,
+    collection_create,
+    collection_delete,
+    collection_get_or_create,
+    collection_owner_get,
+    collection_validation_message,
+)
 from pools.services.demo import DEMO_COLLECTION_NAME, DemoLoadResult, demo_load
-from pools.services.importing import BATCH_SIZE, ImportRejectedError, ImportResult
+from pools.services.importing import (
+    BATCH_SIZE,
+    CollectionForbiddenError,
+    CollectionLockedError,
+    ImportRejectedError,
+    ImportResult,
+    collection_change_check,
+)
 from pools.services.passages import passage_format_for, passages_import
 from pools.services.qrels import qrels_import
 from pools.services.runs import run_delete, run_files_clean, run_import
@@ -21,6 +36,13 @@ from pools.services.topics import (
 
 __all__ = [
     "BATCH_SIZE",
+    "CollectionForbiddenError",
+    "CollectionLockedError",
+    "CollectionOwnerError",
+    "collection_change_check",
+    "collection_copy",
+    "collection_owner_get",
+    "collection_validation_message",
     "DEMO_COLLECTION_NAME",
     "DemoLoadResult",
     "ImportRejectedError",

@@ -31,9 +31,57 @@ class ImportResult:
         return f"{self.created} created, {self.updated} updated, {self.unchanged} unchanged"
 
 
-def topic_pks_resolving(collection: Collection, topic_first_lines: dict[str, int], *, path) -> dict[str, int]:
+class CollectionLockedError(ImportRejectedError):
+    """A change to a collection that a started campaign uses: its workers see, and its results rest on,
+    these topics, passages and grades, so they are changed only in a new version or a copy."""
+
+    def __init__(self, collection: Collection, campaigns: list[str]) -> None:
+        self.collection_name = collection.name
+        super().__init__(
+            f"collection {collection.name} is used by started campaign(s) {', '.join(campaigns)} and cannot be "
+            f"changed in place: make a copy or a new version (toppref manage collection_copy {collection.name} "
+            f"NEW_NAME, or POST /api/collections/{collection.name}/copy/) and change that"
+        )
+
+
+class CollectionForbiddenError(PermissionError):
+    """A change to a collection by someone who is neither its owner nor staff."""
+
+    def __init__(self, collection: Collection) -> None:
+        super().__init__(f"only the owner of collection {collection.name} (or staff) may change it")
+
+
+def collection_started_campaigns(collection: Collection) -> list[str]:
+    """Names of the campaigns past their draft that use the collection (the reverse relation of
+    ``judging.Campaign.collection``: the pools app does not import the judging app)."""
+    return sorted(collection.campaigns.exclude(status="draft").values_list("name", flat=True))
+
+
+def collection_change_check(collection: Collection, *, user) -> None:
+    """Refuse a change to ``collection`` by ``user`` who is neither its owner nor staff
+    (``CollectionForbiddenError``). Whether the change is allowed at all once a started campaign uses the
+    collection is the imports' own check (``collection_change_guard``)."""
+    if not (user.is_staff or (collection.owner_id is not None and collection.owner_id == user.pk)):
+        raise CollectionForbiddenError(collection)
+
+
+def collection_change_guard(collection: Collection, result: ImportResult) -> ImportResult:
+    """Called by an import inside its transaction, once it knows what it changed: an import that changes
+    nothing (loading the same file again) is fine on a collection in use; one that changes anything there
+    raises ``CollectionLockedError``, which rolls it back."""
+    if result.created or result.updated:
+        campaigns = collection_started_campaigns(collection)
+        if campaigns:
+            raise CollectionLockedError(collection, campaigns)
+    return result
+
+
+def topic_pks_resolving(
+    collection: Collection, topic_first_lines: dict[str, int], *, path, create_unknown: bool = True
+) -> dict[str, int]:
     """Primary keys of the named topics; unknown ones are created, or refused with the first line naming
-    them when the collection is strict."""
+    them when the collection is strict. With ``create_unknown=False`` (a run uploaded to a campaign, whose
+    uploader may not change the collection) unknown topics of a lenient collection are left out."""
     known = dict(collection.topics.values_list("topic_id", "pk"))
     unknown = sorted(
         (line, topic_id) for topic_id, line in topic_first_lines.items() if topic_id not in known
@@ -46,7 +94,7 @@ def topic_pks_resolving(collection: Collection, topic_first_lines: dict[str, int
             f"unknown topic {topic_id}: collection {collection.name} is strict, so import its topics first "
             f"({len(unknown)} unknown topic(s) in this file)",
         )
-    if unknown:
+    if unknown and create_unknown:
         Topic.objects.bulk_create(
             [Topic(collection=collection, topic_id=topic_id) for _, topic_id in unknown],
             batch_size=BATCH_SIZE,

@@ -8,7 +8,14 @@ from django.db import transaction
 
 from pools import trec
 from pools.models import Collection, Item
-from pools.services.importing import BATCH_SIZE, ImportResult, ItemStatistics, batches, rows_insert
+from pools.services.importing import (
+    BATCH_SIZE,
+    ImportResult,
+    ItemStatistics,
+    batches,
+    collection_change_guard,
+    rows_insert,
+)
 from trecio import TrecFormatError
 
 PASSAGE_FORMATS = {"tsv": trec.iter_passages_tsv, "jsonl": trec.iter_passages_jsonl}
@@ -65,4 +72,6 @@ def passages_import(
         created += len(new_items)
         updated += len(changed_items)
         unchanged += len(texts) - len(new_items) - len(changed_items)
-    return ImportResult(created=created, updated=updated, unchanged=unchanged)
+    return collection_change_guard(
+        collection, ImportResult(created=created, updated=updated, unchanged=unchanged)
+    )

@@ -13,6 +13,7 @@ from pools.services.importing import (
     ImportResult,
     ItemStatistics,
     batches,
+    collection_change_guard,
     rows_insert,
     topic_pks_resolving,
 )
@@ -72,7 +73,10 @@ def qrels_import(
         )
     rows_insert(GradedJudgment, ("topic", "item", "grade"), new_judgments)
     GradedJudgment.objects.bulk_update(changed_judgments, ["grade"], batch_size=BATCH_SIZE)
-    return ImportResult(created=len(new_judgments), updated=len(changed_judgments), unchanged=unchanged)
+    return collection_change_guard(
+        collection,
+        ImportResult(created=len(new_judgments), updated=len(changed_judgments), unchanged=unchanged),
+    )
 
 
 def _item_pks_creating(collection: Collection, docids: set[str]) -> dict[str, int]:

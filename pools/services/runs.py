@@ -51,7 +51,12 @@ def run_import(
         raise ImportRejectedError(
             f"{path}: run name {name!r} must be 1-200 letters, digits, '.', '_', '+' or '-', starting with a letter or digit"
         )
-    if not replace and Run.objects.filter(collection=collection, name=name).exists():
+    if Run.objects.filter(collection=collection, name=name, campaign__isnull=False).exists():
+        # A campaign's upload shows beside the collection's runs: one name must mean one run there.
+        raise ImportRejectedError(
+            f"{path}: a campaign of collection {collection.name} has a run {name!r} already; choose another name"
+        )
+    if not replace and Run.objects.filter(collection=collection, name=name, campaign__isnull=True).exists():
         # Checked again under lock below; this only spares streaming a large file that would be refused.
         raise _run_exists_error(collection, name, path)
     line_count = 0
@@ -71,7 +76,11 @@ def run_import(
     try:
         with transaction.atomic():
             topic_pks_resolving(collection, topic_first_lines, path=path)
-            run = Run.objects.select_for_update().filter(collection=collection, name=name).first()
+            run = (
+                Run.objects.select_for_update()
+                .filter(collection=collection, name=name, campaign__isnull=True)
+                .first()
+            )
             if run is not None and not replace:
                 raise _run_exists_error(collection, name, path)
             if run is not None and _stored_file_equals(run, temporary_path):

@@ -8,7 +8,7 @@ from django.db import transaction
 
 from pools import trec
 from pools.models import Collection, Topic
-from pools.services.importing import BATCH_SIZE, ImportResult
+from pools.services.importing import BATCH_SIZE, ImportResult, collection_change_guard
 from trecio import TrecFormatError
 
 TOPIC_FORMATS = ("tsv", "cast", "turns")
@@ -141,4 +141,6 @@ def _topics_upsert(collection: Collection, fields_by_topic: dict[str, dict]) -> 
     field_names = sorted({name for fields in fields_by_topic.values() for name in fields})
     if changed_topics:
         Topic.objects.bulk_update(changed_topics, field_names, batch_size=BATCH_SIZE)
-    return ImportResult(created=len(new_topics), updated=len(changed_topics), unchanged=unchanged)
+    return collection_change_guard(
+        collection, ImportResult(created=len(new_topics), updated=len(changed_topics), unchanged=unchanged)
+    )

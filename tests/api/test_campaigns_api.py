@@ -2,7 +2,7 @@
 
 import pytest
 
-from judging.models import Campaign, Judgment, Worker
+from judging.models import Campaign, Judgment, Worker, WorkerExclusion
 from tests.api.conftest import token_client
 
 pytestmark = pytest.mark.django_db
@@ -153,7 +153,10 @@ def test_workers_table_and_exclusion(api, outsiders, finished_campaign):
         f"/api/campaigns/demo-done/workers/{row['worker_id']}/exclude/", {"reason": "spam"}, format="json"
     )
     assert response.status_code == 200 and response.json()["is_excluded"] is True
-    assert Worker.objects.get(pk=row["worker_id"]).exclusion_reason == "spam"
+    # the owner's exclusion (her campaigns only, see tests/api/test_tenancy.py), not a global one
+    assert response.json()["excluded_by"] == "owner"
+    exclusion = WorkerExclusion.objects.get(worker_id=row["worker_id"])
+    assert exclusion.reason == "spam" and exclusion.owner == finished_campaign.owner
 
 
 def test_collections_list_and_create(api, assessor, demo_collection):

@@ -13,7 +13,7 @@ from pools.services import run_delete
 
 class Command(BaseCommand):
     help = (
-        "Upload a TREC run to a campaign's collection as the dashboard and the API do: stored, validated "
+        "Upload a TREC run to a campaign (its own: no other campaign sees it) as the dashboard and the API do: stored, validated "
         "(errors as file:line: problem) and, once the campaign is finished, scored."
     )
 
@@ -32,9 +32,7 @@ class Command(BaseCommand):
         name = name or source.stem
         try:
             with open(source, "rb") as handle:
-                run = run_upload(
-                    collection=found.collection, name=name, upload=File(handle, name=source.name)
-                )
+                run = run_upload(campaign=found, name=name, upload=File(handle, name=source.name))
         except RunUploadError as error:
             raise CommandError(str(error), returncode=2) from None
         # Validate now (with a broker the queued task would do it too, and finds the run done: idempotent).

@@ -8,6 +8,7 @@ from judging.models import Campaign
 from metrics.core.evaluate import parse_measure
 from metrics.core.trec import DEFAULT_THRESHOLD
 from metrics.models import RunScore
+from metrics.selectors import campaign_run_list
 from metrics.services import ScoreRequestError, run_scores_compute
 from metrics.tasks import CAMPAIGN_MEASURES
 
@@ -54,20 +55,19 @@ class Command(BaseCommand):
         if found is None:
             raise CommandError(f"no campaign named {campaign!r}")
         collection = found.collection
-        expected = collection.runs.count() * len(measures)
+        runs = list(campaign_run_list(campaign=found))  # never another campaign's uploads
+        expected = len(runs) * len(measures)
         # Graded scores are cheap and make the comparison the paper draws (Table 3).
         tables = (
             (
                 f"Runs scored against campaign {found.name}'s {kind} preference qrels ({KIND_MEANING[kind]})",
-                RunScore.objects.filter(campaign=found, qrels_kind=kind, measure__in=measures),
+                RunScore.objects.filter(campaign=found, qrels_kind=kind, measure__in=measures, run__in=runs),
                 {"campaign": found, "qrels_kind": kind},
             ),
             (
                 "The same runs against the graded qrels (grades only)",
-                RunScore.objects.filter(
-                    run__collection=collection, campaign__isnull=True, measure__in=measures
-                ),
-                {"collection": collection},
+                RunScore.objects.filter(run__in=runs, campaign__isnull=True, measure__in=measures),
+                {"collection": collection, "runs": runs},
             ),
         )
         for number, (title, scores, source) in enumerate(tables):
