@@ -12,7 +12,7 @@ from collections.abc import Callable
 from functools import wraps
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.clickjacking import xframe_options_exempt
 
 # MTurk's worker sites that show an ExternalQuestion in an iframe (production, sandbox, legacy requester host).
@@ -77,3 +77,26 @@ class ContentSecurityPolicyMiddleware:
         response.setdefault("Referrer-Policy", "same-origin")
         response.setdefault("X-Content-Type-Options", "nosniff")
         return response
+
+
+class UploadSizeLimitMiddleware:
+    """Refuse a request whose Content-Length passes ``TOPPREF_MAX_UPLOAD_MB`` with 413, before its body is read
+    (the API answers JSON ``{"detail": ...}``, the pages plain text). Bodies without a length are bounded while
+    they are read (config.uploads.UploadSizeLimitHandler)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        from config.uploads import max_upload_bytes, upload_limit_message
+
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        if length > max_upload_bytes():
+            message = upload_limit_message(length)
+            if request.path.startswith("/api/"):
+                return JsonResponse({"detail": message}, status=413)
+            return HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
+        return self.get_response(request)
