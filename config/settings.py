@@ -176,6 +176,17 @@ WHITENOISE_USE_FINDERS = not IS_PRODUCTION
 WHITENOISE_AUTOREFRESH = not IS_PRODUCTION
 
 
+# Static files get the pages' Content-Security-Policy and framing refusal (whitenoise answers them before the
+# middleware that adds those to pages runs).
+def _static_file_headers(headers, path: str, url: str) -> None:
+    from config.middleware import static_file_headers
+
+    static_file_headers(headers, path, url)
+
+
+WHITENOISE_ADD_HEADERS_FUNCTION = _static_file_headers
+
+
 # The researchers' API: token (scripts) or session (the browser) authentication, never HTTP Basic; only
 # researchers and staff (pools.access.IsResearcher); every list paginated; errors as JSON naming the field.
 REST_FRAMEWORK = {
