@@ -4,9 +4,12 @@ Documented environment: ``DJANGO_ENV`` (``development``, ``production`` or ``tes
 ``DJANGO_ALLOWED_HOSTS``, ``DATABASE_URL`` and ``REDIS_URL``. With none of them set, toppref runs on a
 SQLite file in the project folder and executes Celery tasks in-process, so a newcomer needs nothing installed.
 The judging pages add ``TOPPREF_FRAME_ANCESTORS``, ``TOPPREF_MTURK_SUBMIT_HOSTS``, ``TOPPREF_HIT_TOKEN_MAX_AGE``
-and the login lockout's ``TOPPREF_LOGIN_FAILURE_LIMIT`` and ``TOPPREF_LOGIN_COOLOFF_MINUTES`` (block at the end).
+and the login lockout's ``TOPPREF_LOGIN_FAILURE_LIMIT``, ``TOPPREF_LOGIN_COOLOFF_MINUTES``,
+``TOPPREF_LOGIN_ACCOUNT_FAILURE_LIMIT`` and ``TOPPREF_TRUSTED_PROXIES`` (block at the end); uploads are bounded by
+``TOPPREF_MAX_UPLOAD_MB``.
 """
 
+import ipaddress
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -298,7 +301,14 @@ AXES_FAILURE_LIMIT = env.int("TOPPREF_LOGIN_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("TOPPREF_LOGIN_COOLOFF_MINUTES", default=15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_CLIENT_IP_CALLABLE = "config.auth.client_ip_address"
-TOPPREF_TRUSTED_PROXIES = env.list("TOPPREF_TRUSTED_PROXIES", default=[])
+TOPPREF_TRUSTED_PROXIES = [p.strip() for p in env.list("TOPPREF_TRUSTED_PROXIES", default=[]) if p.strip()]
+for _proxy in TOPPREF_TRUSTED_PROXIES:  # a typo must stop the start, not silently trust no one
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"TOPPREF_TRUSTED_PROXIES: {_proxy!r} is not an address or a network (CIDR)"
+        ) from None
 TOPPREF_LOGIN_ACCOUNT_FAILURE_LIMIT = env.int("TOPPREF_LOGIN_ACCOUNT_FAILURE_LIMIT", default=50)
 AXES_LOCKOUT_CALLABLE = "judging.views.accounts.lockout"
 AXES_RESET_ON_SUCCESS = True
