@@ -108,6 +108,7 @@ benchmark: install
 	$(PY) benchmarks/judging_pages.py
 	$(PY) benchmarks/crowd.py
 	$(PY) benchmarks/dashboard.py --topics 40 --workers 100
+	$(PY) benchmarks/uploads.py
 
 # The figures under docs/ shown in the README, from the CAsT 2019 data (see "Reproducing the paper").
 figures: install
