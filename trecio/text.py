@@ -74,7 +74,9 @@ class _LimitedReader(io.BufferedIOBase):
     """Counts the bytes read through it and raises :class:`TrecFormatError` once they pass ``limit``; so the
     caller's memory and time stay bounded whatever the compressed file holds."""
 
-    def __init__(self, inner: BinaryIO, *, limit: int, path: str | os.PathLike[str], raw: BinaryIO) -> None:
+    def __init__(
+        self, inner: gzip.GzipFile, *, limit: int, path: str | os.PathLike[str], raw: BinaryIO
+    ) -> None:
         super().__init__()
         self._inner, self._limit, self._path, self._raw = inner, limit, path, raw
         self._count = 0

@@ -134,14 +134,12 @@ def export_content(*, campaign: Campaign, kind: str, progress: Progress | None =
         # The judgment log's pseudonyms (w1, w2... by first answer), never the provider's worker ids, so the
         # two exports can be joined and neither names a worker.
         pseudonyms = campaign_worker_pseudonyms(campaign=campaign)
-        rows = sorted(
-            (
-                {**row, "worker": pseudonyms[row["worker_id"]]}
-                for row in campaign_worker_table(campaign=campaign)
-            ),
-            key=lambda row: int(row["worker"][1:]),
+        order = {worker_id: number for number, worker_id in enumerate(pseudonyms)}
+        rows = sorted(campaign_worker_table(campaign=campaign), key=lambda row: order[row["worker_id"]])
+        return _csv(
+            WORKER_COLUMNS,
+            (_worker_cells({**row, "worker": pseudonyms[row["worker_id"]]}) for row in rows),
         )
-        return _csv(WORKER_COLUMNS, (_worker_cells(row) for row in rows))
     if kind in ("judgments", "judgments_release"):
         release = kind == "judgments_release"
         columns = RELEASE_COLUMNS if release else JUDGMENT_LOG_COLUMNS

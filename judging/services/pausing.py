@@ -27,7 +27,8 @@ def campaign_pause(*, campaign: Campaign) -> Campaign:
         )
     campaign.status = Campaign.Status.PAUSED
     campaign.save(update_fields=["status"])
-    campaign.provider_message = ""
+    # Read by the API, the dashboard and the command: what could not be done at the provider (not saved).
+    campaign.provider_message = ""  # type: ignore[attr-defined]
     if campaign.provider != Campaign.Provider.LOCAL:
         # The provider's HITs stop being offered now, not at the next periodic sync (crowd_sync expires the
         # published HITs of a paused campaign).
@@ -43,7 +44,7 @@ def campaign_pause(*, campaign: Campaign) -> Campaign:
                 crowd_sync_task.delay(campaign_id)
             except CrowdError as error:
                 logger.warning("campaign %s paused; its provider could not be told: %s", paused.name, error)
-                paused.provider_message = (
+                paused.provider_message = (  # type: ignore[attr-defined]
                     f"paused; the {paused.provider} HITs could not be withdrawn now ({error}): the next sync"
                     " withdraws them"
                 )
