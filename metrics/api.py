@@ -52,6 +52,8 @@ class CampaignRunListApi(ResearcherApi, generics.ListAPIView):
     def get_queryset(self):
         runs = Run.objects.filter(collection_id=self.campaign().collection_id).order_by("name")
         only = self.request.query_params.get("name")
+        if only and "\x00" in only:  # no run name holds NUL (PostgreSQL would refuse the query)
+            return runs.none()
         return runs.filter(name=only) if only else runs
 
     @extend_schema(

@@ -41,6 +41,14 @@ def test_a_limit_or_offset_past_2_63_is_a_page_not_a_500(api, finished_campaign,
     assert huge_offset.status_code == 200 and huge_offset.json()["results"] == []
 
 
+def test_the_run_list_filter_by_name_takes_any_text(api, finished_campaign):
+    name = Run.objects.filter(collection=finished_campaign.collection).first().name
+    assert [r["name"] for r in api.get(f"/api/campaigns/demo-done/runs/?name={name}").json()["results"]] == [
+        name
+    ]
+    assert api.get("/api/campaigns/demo-done/runs/?name=a%00b").json()["results"] == []
+
+
 def test_integer_path_parameters_past_2_63_are_404(api, finished_campaign):
     assert api.get(f"/api/exports/{BEYOND_INT64}/").status_code == 404
     assert api.post(f"/api/campaigns/demo-done/workers/{BEYOND_INT64}/exclude/").status_code == 404
