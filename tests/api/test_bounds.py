@@ -106,6 +106,18 @@ def test_an_upload_past_the_limit_is_413_naming_the_limit_and_stores_nothing(
     assert _upload(api, "small", b"1 Q0 d 1 1 t\n").status_code == 202
 
 
+def test_the_dashboard_s_run_upload_has_the_same_limit(client, researcher, finished_campaign, settings):
+    settings.TOPPREF_MAX_UPLOAD_MB = 0.01
+    client.force_login(researcher)
+    response = client.post(
+        "/dashboard/campaigns/demo-done/runs/",
+        {"name": "big", "file": SimpleUploadedFile("big.run", b"1 Q0 d 1 1 t\n" * 2000)},
+    )
+    assert response.status_code == 413 and response["Content-Type"].startswith("text/plain")
+    assert b"TOPPREF_MAX_UPLOAD_MB=0.01" in response.content
+    assert not Run.objects.filter(name="big").exists()
+
+
 def test_a_body_streaming_past_the_limit_is_stopped_while_read(settings):
     # a body whose length was not announced is counted as it arrives (config.uploads)
     from config.uploads import UploadSizeLimitHandler, UploadTooLargeError
