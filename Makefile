@@ -108,6 +108,7 @@ benchmark: install
 	$(PY) benchmarks/judging_pages.py
 	$(PY) benchmarks/crowd.py
 	$(PY) benchmarks/dashboard.py --topics 40 --workers 100
+	$(PY) benchmarks/uploads.py
 
 # Every command output and figure the README quotes ("Reproducing the paper"), regenerated from the commands
 # (docs/readme_figures.py; tests/config/test_readme.py fails when one is stale).

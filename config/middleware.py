@@ -12,7 +12,7 @@ from collections.abc import Callable
 from functools import wraps
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.clickjacking import xframe_options_exempt
 
 # The providers' origins are the judging app's facts (judging/crowd/origins.py); here they are only wired in.
@@ -57,6 +57,28 @@ def frame_for_workers(view: Callable[..., HttpResponse]) -> Callable[..., HttpRe
     return xframe_options_exempt(wrapped)
 
 
+def base_policy_header(*, framable: bool = False) -> str:
+    policy = list(BASE_POLICY)
+    if framable:
+        ancestors = MTURK_FRAME_ANCESTORS + tuple(getattr(settings, "TOPPREF_FRAME_ANCESTORS", []))
+        policy.append(("frame-ancestors", " ".join(ancestors)))
+        policy.append(("form-action", " ".join(("'self'", *mturk_submit_origins(), PROLIFIC_ORIGIN))))
+    else:
+        policy.append(("frame-ancestors", "'none'"))
+        policy.append(("form-action", "'self'"))
+    return "; ".join(f"{name} {value}" for name, value in policy)
+
+
+def static_file_headers(headers, path: str, url: str) -> None:
+    """``WHITENOISE_ADD_HEADERS_FUNCTION``: whitenoise answers static files before the middleware below runs,
+    so the same policy and framing refusal are added here (the API docs' ``oauth2-redirect.html`` is an HTML
+    page among the static files)."""
+    headers["Content-Security-Policy"] = base_policy_header()
+    headers["X-Frame-Options"] = "DENY"
+    headers["Referrer-Policy"] = "same-origin"
+    headers["X-Content-Type-Options"] = "nosniff"
+
+
 class ContentSecurityPolicyMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -65,15 +87,32 @@ class ContentSecurityPolicyMiddleware:
         response = self.get_response(request)
         if "Content-Security-Policy" in response:
             return response
-        policy = list(BASE_POLICY)
-        if getattr(response, "toppref_framable", False):
-            ancestors = MTURK_FRAME_ANCESTORS + tuple(getattr(settings, "TOPPREF_FRAME_ANCESTORS", []))
-            policy.append(("frame-ancestors", " ".join(ancestors)))
-            policy.append(("form-action", " ".join(("'self'", *mturk_submit_origins(), PROLIFIC_ORIGIN))))
-        else:
-            policy.append(("frame-ancestors", "'none'"))
-            policy.append(("form-action", "'self'"))
-        response["Content-Security-Policy"] = "; ".join(f"{name} {value}" for name, value in policy)
+        response["Content-Security-Policy"] = base_policy_header(
+            framable=getattr(response, "toppref_framable", False)
+        )
         response.setdefault("Referrer-Policy", "same-origin")
         response.setdefault("X-Content-Type-Options", "nosniff")
         return response
+
+
+class UploadSizeLimitMiddleware:
+    """Refuse a request whose Content-Length passes ``TOPPREF_MAX_UPLOAD_MB`` with 413, before its body is read
+    (the API answers JSON ``{"detail": ...}``, the pages plain text). Bodies without a length are bounded while
+    they are read (config.uploads.UploadSizeLimitHandler)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        from config.uploads import max_upload_bytes, upload_limit_message
+
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        if length > max_upload_bytes():
+            message = upload_limit_message(length)
+            if request.path.startswith("/api/"):
+                return JsonResponse({"detail": message}, status=413)
+            return HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
+        return self.get_response(request)

@@ -4,9 +4,12 @@ Documented environment: ``DJANGO_ENV`` (``development``, ``production`` or ``tes
 ``DJANGO_ALLOWED_HOSTS``, ``DATABASE_URL`` and ``REDIS_URL``. With none of them set, toppref runs on a
 SQLite file in the project folder and executes Celery tasks in-process, so a newcomer needs nothing installed.
 The judging pages add ``TOPPREF_FRAME_ANCESTORS``, ``TOPPREF_MTURK_SUBMIT_HOSTS``, ``TOPPREF_HIT_TOKEN_MAX_AGE``
-and the login lockout's ``TOPPREF_LOGIN_FAILURE_LIMIT`` and ``TOPPREF_LOGIN_COOLOFF_MINUTES`` (block at the end).
+and the login lockout's ``TOPPREF_LOGIN_FAILURE_LIMIT``, ``TOPPREF_LOGIN_COOLOFF_MINUTES``,
+``TOPPREF_LOGIN_ACCOUNT_FAILURE_LIMIT`` and ``TOPPREF_TRUSTED_PROXIES`` (block at the end); uploads are bounded by
+``TOPPREF_MAX_UPLOAD_MB``.
 """
 
+import ipaddress
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -86,6 +89,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.middleware.UploadSizeLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -157,9 +161,33 @@ STORAGES = {
     },
 }
 
+# Uploads (runs, collection files): at most TOPPREF_MAX_UPLOAD_MB megabytes (MiB), refused with 413 when the
+# request says so up front and with a 400 naming the limit when a chunked body passes it (config/uploads.py);
+# files over FILE_UPLOAD_MAX_MEMORY_SIZE are streamed to a temporary file, never held in memory. Form and JSON
+# bodies keep Django's 2.5 MB ceiling (DATA_UPLOAD_MAX_MEMORY_SIZE).
+TOPPREF_MAX_UPLOAD_MB = env_number("TOPPREF_MAX_UPLOAD_MB", default=512.0, cast=float)
+DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+FILE_UPLOAD_HANDLERS = [
+    "config.uploads.UploadSizeLimitHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+
 # Outside production whitenoise serves straight from the app and static folders (no collectstatic needed).
 WHITENOISE_USE_FINDERS = not IS_PRODUCTION
 WHITENOISE_AUTOREFRESH = not IS_PRODUCTION
+
+
+# Static files get the pages' Content-Security-Policy and framing refusal (whitenoise answers them before the
+# middleware that adds those to pages runs).
+def _static_file_headers(headers, path: str, url: str) -> None:
+    from config.middleware import static_file_headers
+
+    static_file_headers(headers, path, url)
+
+
+WHITENOISE_ADD_HEADERS_FUNCTION = _static_file_headers
 
 
 # The researchers' API: token (scripts) or session (the browser) authentication, never HTTP Basic; only
@@ -172,7 +200,8 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    # limit/offset with a ceiling on ?limit= (config/pagination.py: MAX_PAGE_SIZE).
+    "DEFAULT_PAGINATION_CLASS": "config.pagination.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
 }
@@ -264,10 +293,24 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "judging:start"
 LOGOUT_REDIRECT_URL = "login"
 X_FRAME_OPTIONS = "DENY"
-# Failed logins are counted per (account, address): five failures lock that pair out for 15 minutes.
+# Failed logins are counted per (account, address): five failures lock that pair out for 15 minutes. The
+# address is the client's: REMOTE_ADDR, or behind a proxy listed in TOPPREF_TRUSTED_PROXIES (addresses or
+# CIDRs, comma-separated) the rightmost untrusted hop of X-Forwarded-For (config/auth.py). A slower
+# per-account limit refuses addresses that never signed in to an account once it has had
+# TOPPREF_LOGIN_ACCOUNT_FAILURE_LIMIT failures within the cool-off time (0 turns it off).
 AXES_FAILURE_LIMIT = env.int("TOPPREF_LOGIN_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("TOPPREF_LOGIN_COOLOFF_MINUTES", default=15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_CLIENT_IP_CALLABLE = "config.auth.client_ip_address"
+TOPPREF_TRUSTED_PROXIES = [p.strip() for p in env.list("TOPPREF_TRUSTED_PROXIES", default=[]) if p.strip()]
+for _proxy in TOPPREF_TRUSTED_PROXIES:  # a typo must stop the start, not silently trust no one
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"TOPPREF_TRUSTED_PROXIES: {_proxy!r} is not an address or a network (CIDR)"
+        ) from None
+TOPPREF_LOGIN_ACCOUNT_FAILURE_LIMIT = env.int("TOPPREF_LOGIN_ACCOUNT_FAILURE_LIMIT", default=50)
 AXES_LOCKOUT_CALLABLE = "judging.views.accounts.lockout"
 AXES_RESET_ON_SUCCESS = True
 AXES_VERBOSE = False

@@ -208,11 +208,13 @@ def campaign_action(request, name: str):
         return redirect("dashboard:campaign", name=name)
     service, done = ACTIONS[form.cleaned_data["action"]]
     try:
-        service(campaign=campaign)
+        result = service(campaign=campaign)
     except CampaignStateError as error:
         messages.error(request, str(error))
     else:
         messages.success(request, f"{campaign.name}: {done}")
+        if getattr(result, "provider_message", ""):
+            messages.warning(request, f"{campaign.name}: {result.provider_message}")
     return redirect("dashboard:campaign", name=name)
 
 

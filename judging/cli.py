@@ -24,6 +24,10 @@ from judging.engine import (
     DEFAULT_HIT_SHAPE,
     DEFAULT_PARAMS,
     DEFAULT_PRICING,
+    MAX_PER_HIT,
+    MAX_POOL_SIZE,
+    MAX_ROUNDS,
+    MAX_TRIALS,
     CrowdParams,
     HitShape,
     JudgmentLogError,
@@ -32,6 +36,7 @@ from judging.engine import (
     Pricing,
     ReplayOracle,
     challenge_nonrelevant,
+    plan_bounds_check,
     plan_campaign,
     read_judgment_log,
     simulate_crowd,
@@ -45,10 +50,8 @@ EXIT_BAD_INPUT = 1
 EXIT_BAD_PARAMETERS = 2
 
 
-# Bounds that keep a mistyped value from running for minutes (a CAsT 2019 pool holds at most 112 candidates).
-MAX_POOL_SIZE = 10_000
-MAX_TRIALS = 100_000
-MAX_PER_HIT = 100
+# The bounds that keep a mistyped value from running for minutes are the engine's (judging/engine/params.py),
+# shared with POST /api/plan/.
 
 
 def register(subparsers: argparse._SubParsersAction, only: str | None = None) -> None:
@@ -166,7 +169,7 @@ def _add_crowd_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-rounds",
-        type=bounded_int(1, 1000),
+        type=bounded_int(1, MAX_ROUNDS),
         default=params.max_rounds,
         help=f"stage-1 rounds before stage 2 is forced (default {params.max_rounds})",
     )
@@ -359,6 +362,10 @@ def plan_command(args: argparse.Namespace) -> int:
         input_file(args.qrels)
         graded = _read_qrels(args.qrels, "plan")
         pool_sizes = {topic: len(pool) for topic, pool in thin_qrels(graded, args.k).items()}
+    try:
+        plan_bounds_check(pool_sizes, params=params, hit_shape=hit_shape, trials=args.trials)
+    except ValueError as error:
+        return _fail("plan", str(error), EXIT_BAD_PARAMETERS)
     plan = plan_campaign(
         pool_sizes,
         params=params,

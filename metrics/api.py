@@ -4,6 +4,7 @@ status, download; built by background tasks, served only to the campaign's owner
 from __future__ import annotations
 
 from dataclasses import asdict
+from urllib.parse import urlencode
 
 from django.http import FileResponse, Http404
 from drf_spectacular.utils import OpenApiParameter, OpenApiTypes, extend_schema
@@ -29,6 +30,13 @@ class RunSerializer(serializers.ModelSerializer):
         fields = ["id", "name", "status", "progress", "error", "line_count", "topic_count", "created_at"]
 
 
+class RunAcceptedSerializer(RunSerializer):
+    status_url = serializers.CharField(help_text="GET it until status is ready or failed (progress 0 to 1)")
+
+    class Meta(RunSerializer.Meta):
+        fields = [*RunSerializer.Meta.fields, "status_url"]
+
+
 class RunUploadSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200)
     file = serializers.FileField()
@@ -45,9 +53,21 @@ class CampaignRunListApi(ResearcherApi, generics.ListAPIView):
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
             return Run.objects.none()
-        return campaign_run_list(campaign=self.campaign())
+        runs = campaign_run_list(campaign=self.campaign())
+        only = self.request.query_params.get("name")
+        if only and "\x00" in only:  # no run name holds NUL (PostgreSQL would refuse the query)
+            return runs.none()
+        return runs.filter(name=only) if only else runs
 
-    @extend_schema(request={"multipart/form-data": RunUploadSerializer}, responses={201: RunSerializer})
+    @extend_schema(
+        parameters=[OpenApiParameter("name", OpenApiTypes.STR, description="only the run of this name")],
+    )
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(
+        request={"multipart/form-data": RunUploadSerializer}, responses={202: RunAcceptedSerializer}
+    )
     def post(self, request, name: str):
         campaign = self.campaign()
         data = RunUploadSerializer(data=request.data)
@@ -63,7 +83,11 @@ class CampaignRunListApi(ResearcherApi, generics.ListAPIView):
             field, _, message = str(error).partition(": ")
             raise ValidationError({field: [message]}) from None
         run.refresh_from_db()
-        return Response(RunSerializer(run).data, status=status.HTTP_201_CREATED)
+        # Accepted: the file is stored (streamed to disk), validated and scored by a background task whose
+        # progress the status URL shows.
+        status_url = f"/api/campaigns/{campaign.name}/runs/?{urlencode({'name': run.name})}"
+        data = {**RunSerializer(run).data, "status_url": status_url}
+        return Response(data, status=status.HTTP_202_ACCEPTED, headers={"Location": status_url})
 
 
 class CampaignRunsScoreApi(ResearcherApi, APIView):

@@ -27,6 +27,7 @@ from metrics.core.comparison import leaderboard_rows, ranks
 from metrics.core.evaluate import parse_measure
 from metrics.core.significance import bootstrap_ci, kendall_tau
 from metrics.models import RunScore, TopicScore
+from trecio import spreadsheet_safe
 
 # Compatibility at the four p presets of the paper's Table 1 (0.80/0.85/0.90/0.95 as the analogues of
 # NDCG@3/5/10/20; Assessing top-k preferences, section 5) beside the graded measures.
@@ -274,7 +275,17 @@ def leaderboard_csv(*, leaderboard: dict[str, object]) -> bytes:
     writer.writerow(LEADERBOARD_CSV_COLUMNS)
     for row in leaderboard["rows"]:
         values = asdict(row)
-        writer.writerow(["" if values[c] is None else values[c] for c in LEADERBOARD_CSV_COLUMNS])
+        # Text cells (run names come from uploads) quoted against formulas; numbers stay numbers.
+        writer.writerow(
+            [
+                ""
+                if values[c] is None
+                else spreadsheet_safe(values[c])
+                if isinstance(values[c], str)
+                else values[c]
+                for c in LEADERBOARD_CSV_COLUMNS
+            ]
+        )
     return out.getvalue().encode("utf-8")
 
 

@@ -35,6 +35,9 @@ from trecio.text import (
     check_text,
     decode_line,
     is_gzip,
+    iter_raw_lines,
+    limited_gzip,
+    open_binary,
     parse_finite,
     parse_integer,
     split_columns,
@@ -58,6 +61,8 @@ __all__ = [
 
 # Updating tqdm once per line costs more than parsing a short line; update once per this many bytes instead.
 _PROGRESS_STEP_BYTES = 1 << 20
+# The CAsT topics JSON is read whole (it has no lines); the 2019 year's file is 60 kB.
+MAX_JSON_BYTES = 64 << 20
 
 
 def iter_lines(path: str | os.PathLike[str], *, progress: bool = False) -> Iterator[tuple[int, str]]:
@@ -72,8 +77,8 @@ def iter_lines(path: str | os.PathLike[str], *, progress: bool = False) -> Itera
     pending = done = 0
     try:
         with open(path, "rb") as raw:
-            handle = _gzip_reader(raw) if is_gzip(path) else raw
-            for line_number, data in enumerate(handle, start=1):
+            handle = limited_gzip(raw, path=path) if is_gzip(path) else raw
+            for line_number, data in iter_raw_lines(handle, path=path):
                 pending += len(data)
                 if pending >= _PROGRESS_STEP_BYTES:
                     # Compressed files advance by the compressed bytes consumed, so the bar ends at 100%.
@@ -88,10 +93,6 @@ def iter_lines(path: str | os.PathLike[str], *, progress: bool = False) -> Itera
         raise TrecFormatError(path, None, f"not a readable gzip file ({error})") from None
     finally:
         bar.close()
-
-
-def _gzip_reader(raw):
-    return gzip.GzipFile(fileobj=raw, mode="rb")
 
 
 def iter_qrels(
@@ -404,13 +405,14 @@ def _cast_conversation_turns(conversation, *, path, line_number: int) -> Iterato
 
 
 def _read_bytes(path: str | os.PathLike[str]) -> bytes:
-    if not is_gzip(path):
-        return Path(path).read_bytes()
     try:
-        with gzip.open(path, "rb") as handle:
-            return handle.read()
+        with open_binary(path) as handle:
+            data = handle.read(MAX_JSON_BYTES + 1)
     except (gzip.BadGzipFile, EOFError, zlib.error) as error:
         raise TrecFormatError(path, None, f"not a readable gzip file ({error})") from None
+    if len(data) > MAX_JSON_BYTES:
+        raise TrecFormatError(path, None, f"larger than {MAX_JSON_BYTES:,} bytes (a topics JSON file)")
+    return data
 
 
 def _skip_space(text: str, position: int) -> int:

@@ -7,8 +7,10 @@ Why these rules are the same in both readers: docs/decisions.md, "One TREC input
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import re
+from collections.abc import Iterator
 from typing import BinaryIO
 
 from trecio.errors import TrecFormatError
@@ -22,6 +24,15 @@ UTF8_BYTE_ORDER_MARK = BYTE_ORDER_MARK.encode("utf-8")
 MAX_TOPIC_ID_LENGTH = 100
 MAX_DOCID_LENGTH = 200
 MAX_INTEGER = 2**31 - 1
+
+# Bounds on what one file may make a reader hold or do, so a hostile upload cannot exhaust the server's memory
+# (docs/decisions.md, "Bounds on input"). No TREC line comes near 1 MiB (a run line is under 300 bytes; the
+# longest CAsT passage line is under 20 kB), and a line is read at most this far before it is refused.
+MAX_LINE_BYTES = 1 << 20
+# A gzip file may inflate to at most this many times its own size (and at least MIN_DECOMPRESSED_LIMIT): TREC
+# runs and qrels compress 4 to 20 times; a "zip bomb" inflates about 1000 times (1 MB to 1 GiB).
+MAX_GZIP_RATIO = 200
+MIN_DECOMPRESSED_LIMIT = 64 << 20
 
 # TREC columns are separated by ASCII spaces and tabs (trec_eval's own rule); any other character, including
 # Unicode white space such as U+00A0, belongs to the field. Control characters other than the tab have no
@@ -39,10 +50,87 @@ def is_gzip(path: str | os.PathLike[str]) -> bool:
 
 
 def open_binary(path: str | os.PathLike[str]) -> BinaryIO:
-    """``path`` opened for reading bytes, decompressed on the fly when :func:`is_gzip`."""
+    """``path`` opened for reading bytes, decompressed on the fly when :func:`is_gzip`, never past
+    :func:`decompressed_limit` (reading further raises :class:`TrecFormatError`)."""
     if is_gzip(path):
-        return gzip.open(path, "rb")  # type: ignore[return-value]
+        return limited_gzip(open(path, "rb"), path=path)
     return open(path, "rb")
+
+
+def decompressed_limit(path: str | os.PathLike[str]) -> int:
+    """How many bytes the gzip file ``path`` may inflate to: MAX_GZIP_RATIO times its size, at least
+    MIN_DECOMPRESSED_LIMIT."""
+    return max(MIN_DECOMPRESSED_LIMIT, os.path.getsize(path) * MAX_GZIP_RATIO)
+
+
+def limited_gzip(raw: BinaryIO, *, path: str | os.PathLike[str]) -> BinaryIO:
+    """A gzip reader over the open file ``raw`` that refuses to inflate past :func:`decompressed_limit`."""
+    return _LimitedReader(
+        gzip.GzipFile(fileobj=raw, mode="rb"), limit=decompressed_limit(path), path=path, raw=raw
+    )  # type: ignore[return-value]
+
+
+class _LimitedReader(io.BufferedIOBase):
+    """Counts the bytes read through it and raises :class:`TrecFormatError` once they pass ``limit``; so the
+    caller's memory and time stay bounded whatever the compressed file holds."""
+
+    def __init__(
+        self, inner: gzip.GzipFile, *, limit: int, path: str | os.PathLike[str], raw: BinaryIO
+    ) -> None:
+        super().__init__()
+        self._inner, self._limit, self._path, self._raw = inner, limit, path, raw
+        self._count = 0
+
+    def _counted(self, data: bytes) -> bytes:
+        self._count += len(data)
+        if self._count > self._limit:
+            raise TrecFormatError(
+                self._path,
+                None,
+                f"decompresses to more than {self._limit:,} bytes ({MAX_GZIP_RATIO} times its size):"
+                " refused as a likely gzip bomb",
+            )
+        return data
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes:
+        if size is None or size < 0:
+            size = self._limit - self._count + 1  # never inflate everything at once: one byte past the limit
+        return self._counted(self._inner.read(size))
+
+    def read1(self, size: int = -1) -> bytes:
+        return self._counted(self._inner.read1(size if size >= 0 else io.DEFAULT_BUFFER_SIZE))
+
+    def readline(self, size: int | None = -1) -> bytes:
+        if size is None or size < 0:
+            size = self._limit - self._count + 1
+        return self._counted(self._inner.readline(size))
+
+    def tell(self) -> int:
+        return self._count
+
+    def close(self) -> None:
+        try:
+            self._inner.close()
+        finally:
+            self._raw.close()
+            super().close()
+
+
+def iter_raw_lines(handle: BinaryIO, *, path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(line_number, bytes)`` for every line of ``handle``, reading at most MAX_LINE_BYTES per line:
+    a longer line is refused after reading that much, so memory stays bounded whatever the file."""
+    line_number = 0
+    while True:
+        data = handle.readline(MAX_LINE_BYTES + 1)
+        if not data:
+            return
+        line_number += 1
+        if len(data) > MAX_LINE_BYTES and not data.endswith(b"\n"):
+            raise TrecFormatError(path, line_number, f"line longer than {MAX_LINE_BYTES:,} bytes")
+        yield line_number, data
 
 
 def decode_line(raw: bytes, *, path: str | os.PathLike[str], line_number: int) -> str:

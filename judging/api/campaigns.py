@@ -157,7 +157,11 @@ class CampaignActionApi(ResearcherApi, APIView):
             campaign = self.ACTIONS[self.action_name](campaign=campaign)
         except CampaignStateError as error:
             return Response({"detail": str(error)}, status=status.HTTP_409_CONFLICT)
-        return Response(CampaignDetailSerializer(campaign).data)
+        data = CampaignDetailSerializer(campaign).data
+        if getattr(campaign, "provider_message", ""):
+            # Applied here, but the provider could not be told (e.g. no MTurk credentials): said, not a 500.
+            data["detail"] = campaign.provider_message
+        return Response(data)
 
 
 class TopicSerializer(serializers.Serializer):

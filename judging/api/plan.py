@@ -10,7 +10,17 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from judging.api.base import ResearcherApi
-from judging.engine import CrowdParams, HitShape
+from judging.engine import (
+    MAX_OPPONENTS,
+    MAX_PER_HIT,
+    MAX_POOL_SIZE,
+    MAX_ROUNDS,
+    MAX_STAGE2_POOL,
+    MAX_TRIALS,
+    CrowdParams,
+    HitShape,
+    plan_bounds_check,
+)
 from judging.models import Campaign
 from pools.models import Collection
 from pools.selectors import collection_candidate_pools
@@ -22,19 +32,22 @@ class PlanRequestSerializer(serializers.Serializer):
     collection = serializers.SlugRelatedField(
         slug_field="name", queryset=Collection.objects.all(), required=False, allow_null=True
     )
-    pool_size = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=10_000)
-    k = serializers.IntegerField(default=5, min_value=1)
-    F = serializers.IntegerField(default=9, min_value=1)
-    P = serializers.IntegerField(default=7, min_value=1)
+    # The bounds are the CLI's (judging/engine/params.py); the plan's total work is bounded in post().
+    pool_size = serializers.IntegerField(
+        required=False, allow_null=True, min_value=0, max_value=MAX_POOL_SIZE
+    )
+    k = serializers.IntegerField(default=5, min_value=1, max_value=MAX_STAGE2_POOL)
+    F = serializers.IntegerField(default=9, min_value=1, max_value=MAX_STAGE2_POOL)
+    P = serializers.IntegerField(default=7, min_value=1, max_value=MAX_OPPONENTS)
     culling = serializers.ChoiceField(choices=Campaign.Culling.choices, default=Campaign.Culling.HALF)
-    max_rounds = serializers.IntegerField(default=10, min_value=1, max_value=100)
+    max_rounds = serializers.IntegerField(default=10, min_value=1, max_value=MAX_ROUNDS)
     reinstate = serializers.BooleanField(default=True)
-    preferences_per_hit = serializers.IntegerField(default=10, min_value=1)
-    challenges_per_hit = serializers.IntegerField(default=3, min_value=0)
-    pay_per_hit = serializers.FloatField(default=2.0, min_value=0)
-    fee = serializers.FloatField(default=0.4, min_value=0)
-    trials = serializers.IntegerField(default=100, min_value=1, max_value=1000)
-    seed = serializers.IntegerField(default=0)
+    preferences_per_hit = serializers.IntegerField(default=10, min_value=1, max_value=MAX_PER_HIT)
+    challenges_per_hit = serializers.IntegerField(default=3, min_value=0, max_value=MAX_PER_HIT)
+    pay_per_hit = serializers.FloatField(default=2.0, min_value=0, max_value=1e6)
+    fee = serializers.FloatField(default=0.4, min_value=0, max_value=1e6)
+    trials = serializers.IntegerField(default=100, min_value=1, max_value=MAX_TRIALS)
+    seed = serializers.IntegerField(default=0, min_value=0, max_value=2**32 - 1)  # the CLI's --seed range
 
     def validate(self, data):
         if data.get("collection") is None and data.get("pool_size") is None:
@@ -76,6 +89,10 @@ class PlanApi(ResearcherApi, APIView):
         else:
             pools = collection_candidate_pools(collection=args["collection"], k=args["k"])
             pool_sizes = {topic: len(pool) for topic, pool in pools.items()}
+        try:
+            plan_bounds_check(pool_sizes, params=params, hit_shape=hit_shape, trials=args["trials"])
+        except ValueError as error:
+            raise ValidationError({"non_field_errors": [str(error)]}) from None
         try:
             plan = campaign_plan(
                 pool_sizes=pool_sizes,

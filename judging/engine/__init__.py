@@ -39,9 +39,18 @@ from judging.engine.params import (
     DEFAULT_HIT_SHAPE,
     DEFAULT_PARAMS,
     DEFAULT_PRICING,
+    MAX_OPPONENTS,
+    MAX_PER_HIT,
+    MAX_PLAN_WORK,
+    MAX_POOL_SIZE,
+    MAX_ROUNDS,
+    MAX_STAGE2_POOL,
+    MAX_TRIALS,
     CrowdParams,
     HitShape,
     Pricing,
+    plan_bounds_check,
+    plan_work,
 )
 from judging.engine.planning import plan_campaign
 from judging.engine.seeding import candidate_order, hit_rng, round_rng, tournament_rng
@@ -62,6 +71,15 @@ from judging.engine.topic import (
 from judging.engine.tournament import Tournament, tournament_judgment_bound
 
 __all__ = [
+    "MAX_OPPONENTS",
+    "MAX_PER_HIT",
+    "MAX_PLAN_WORK",
+    "MAX_POOL_SIZE",
+    "MAX_ROUNDS",
+    "MAX_STAGE2_POOL",
+    "MAX_TRIALS",
+    "plan_bounds_check",
+    "plan_work",
     "CULLING_RULES",
     "CrowdParams",
     "DEFAULT_HIT_SHAPE",

@@ -19,6 +19,10 @@ class JudgmentRecord:
     loser: str
 
 
+# The line bound of every reader of toppref's input (trecio.text.MAX_LINE_BYTES), here in characters.
+MAX_LINE_CHARACTERS = 1 << 20
+
+
 def read_judgment_log(path: str | Path) -> list[JudgmentRecord]:
     """Read a judgment log such as ``judgments.crowd.txt`` (one judgment per line:
     ``topic docidA docidB winner``, winner being docidA or docidB), in file order. Blank lines are
@@ -27,7 +31,12 @@ def read_judgment_log(path: str | Path) -> list[JudgmentRecord]:
     cannot be read."""
     records = []
     with open(path, encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
+        # Read at most MAX_LINE_CHARACTERS of a line, so a file without line breaks cannot fill the memory.
+        for number, line in enumerate(iter(lambda: lines.readline(MAX_LINE_CHARACTERS + 1), ""), start=1):
+            if len(line) > MAX_LINE_CHARACTERS and not line.endswith("\n"):
+                raise JudgmentLogError(
+                    f"{path}:{number}: line longer than {MAX_LINE_CHARACTERS:,} characters"
+                )
             fields = line.split()
             if not fields:
                 continue

@@ -111,6 +111,60 @@ class Pricing:
         return int(Decimal(budget) // self.cost_per_hit)
 
 
+# --- Bounds of a plan (``toppref plan`` and ``POST /api/plan/`` share them) -------------------------------
+# They keep a mistyped or hostile value from running for minutes (a CAsT 2019 pool holds at most 112
+# candidates; the paper's values are k=5, F=9, P=7, 10+3 per HIT).
+MAX_POOL_SIZE = 10_000
+MAX_TRIALS = 100_000
+MAX_PER_HIT = 100
+MAX_ROUNDS = 1000
+# Stage 1 draws a random P-regular pairing graph per round; its cost grows steeply as P nears the pool size
+# (a 48-regular graph on 50 candidates takes tens of seconds), so P is bounded well above the paper's 7.
+MAX_OPPONENTS = 16
+# Stage 2 judges all F(F-1)/2 pairs of a pool of at most F candidates.
+MAX_STAGE2_POOL = 100
+# Monte-Carlo work: trials x the simulated judgments of one trial (estimated by plan_work below). 10 million
+# is about 30 s of one core; the CAsT 2019 qrels at the default 100 trials estimate 4.9 million.
+MAX_PLAN_WORK = 10_000_000
+
+
+def plan_work(pool_sizes: dict[str, int] | list[int], *, params: CrowdParams, trials: int) -> int:
+    """An upper estimate of the judgments ``plan_campaign`` simulates: per topic, stage-1 rounds that at least
+    halve the pool (P opponents each, so at most 2 x |C| x P judgments in all) and the F(F-1)/2 pairs of
+    stage 2; times ``trials``."""
+    sizes = pool_sizes.values() if isinstance(pool_sizes, dict) else pool_sizes
+    per_trial = sum(2 * size * params.P + min(size, params.F) ** 2 for size in sizes)
+    return trials * max(per_trial, 1)
+
+
+def plan_bounds_check(
+    pool_sizes: dict[str, int] | list[int], *, params: CrowdParams, hit_shape: HitShape, trials: int
+) -> None:
+    """Raise ``ValueError`` naming the first parameter of a plan beyond its bound (see the constants above);
+    ``params.validate()`` and ``hit_shape.validate()`` check the rest."""
+    sizes = list(pool_sizes.values() if isinstance(pool_sizes, dict) else pool_sizes)
+    checks = (
+        ("trials", trials, 1, MAX_TRIALS),
+        ("P", params.P, 1, MAX_OPPONENTS),
+        ("F", params.F, 1, MAX_STAGE2_POOL),
+        ("max_rounds", params.max_rounds, 1, MAX_ROUNDS),
+        ("preferences_per_hit", hit_shape.preferences, 1, MAX_PER_HIT),
+        ("challenges_per_hit", hit_shape.challenges, 0, MAX_PER_HIT),
+    )
+    for name, value, low, high in checks:
+        if not low <= value <= high:
+            raise ValueError(f"{name} must be between {low} and {high} (got {value})")
+    for size in sizes:
+        if not 0 <= size <= MAX_POOL_SIZE:
+            raise ValueError(f"pool size must be between 0 and {MAX_POOL_SIZE} (got {size})")
+    work = plan_work(sizes, params=params, trials=trials)
+    if work > MAX_PLAN_WORK:
+        raise ValueError(
+            f"this plan would simulate about {work:,} judgments (at most {MAX_PLAN_WORK:,}): use fewer trials,"
+            " smaller pools or a smaller P"
+        )
+
+
 # Frozen, so one shared instance is a safe default argument.
 DEFAULT_PARAMS = CrowdParams()
 DEFAULT_HIT_SHAPE = HitShape()

@@ -13,9 +13,10 @@ from collections.abc import Callable, Iterator, Mapping
 
 from django.core.files.base import ContentFile
 from django.db import transaction
+from django.db.models import Min
 from django.utils import timezone
 
-from judging.models import Campaign, Export, Judgment, TournamentJudgment
+from judging.models import Assignment, Campaign, Export, Judgment, TournamentJudgment
 from judging.selectors import (
     PREFERENCE_KINDS,
     campaign_qrels_lines,
@@ -23,6 +24,7 @@ from judging.selectors import (
     judgment_is_counted,
 )
 from judging.services.errors import JudgingError
+from trecio import spreadsheet_safe
 
 # Kinds this app builds; ``leaderboard`` is the metrics app's (it owns the scores).
 JUDGING_EXPORT_KINDS = (*PREFERENCE_KINDS, "judgments", "judgments_release", "workers")
@@ -134,8 +136,15 @@ def export_content(*, campaign: Campaign, kind: str, progress: Progress | None =
     if kind in PREFERENCE_KINDS:
         return "".join(campaign_qrels_lines(campaign=campaign, kind=kind)).encode("utf-8")
     if kind == "workers":
-        rows = sorted(campaign_worker_table(campaign=campaign), key=lambda row: row["worker"])
-        return _csv(WORKER_COLUMNS, (_worker_cells(row) for row in rows))
+        # The judgment log's pseudonyms (w1, w2... by first answer), never the provider's worker ids, so the
+        # two exports can be joined and neither names a worker.
+        pseudonyms = campaign_worker_pseudonyms(campaign=campaign)
+        order = {worker_id: number for number, worker_id in enumerate(pseudonyms)}
+        rows = sorted(campaign_worker_table(campaign=campaign), key=lambda row: order[row["worker_id"]])
+        return _csv(
+            WORKER_COLUMNS,
+            (_worker_cells({**row, "worker": pseudonyms[row["worker_id"]]}) for row in rows),
+        )
     if kind in ("judgments", "judgments_release"):
         release = kind == "judgments_release"
         columns = RELEASE_COLUMNS if release else JUDGMENT_LOG_COLUMNS
@@ -162,7 +171,10 @@ def _cell(value: object) -> str:
         return "1" if value else "0"
     if isinstance(value, float):
         return f"{value:.4f}"
-    return str(value)
+    if isinstance(value, int):
+        return str(value)
+    # Text (ids from uploaded files) may start like a formula: quoted for spreadsheets (trecio.spreadsheet).
+    return spreadsheet_safe(str(value))
 
 
 def _log_row(row: dict, *, release: bool) -> list[str]:
@@ -175,6 +187,31 @@ def _log_row(row: dict, *, release: bool) -> list[str]:
         for i in (-2, -1):
             values[i] = values[i].isoformat() if values[i] else ""
     return [_cell(v) for v in values]
+
+
+def campaign_worker_pseudonyms(*, campaign: Campaign) -> dict[int, str]:
+    """``{worker id: "w1", "w2", ...}`` in the order of each worker's first answer (the judgment log's
+    pseudonyms, :func:`_judgment_log`); workers of the campaign without an answer follow, by id."""
+    first_answers = (
+        Judgment.objects.filter(assignment__campaign=campaign)
+        .values("assignment__worker_id")
+        .annotate(first=Min("pk"))
+        .order_by("first")
+        .values_list("assignment__worker_id", flat=True)
+    )
+    pseudonyms: dict[int, str] = {}
+    for worker_id in first_answers:
+        pseudonyms.setdefault(worker_id, f"w{len(pseudonyms) + 1}")
+    others = (
+        Assignment.objects.filter(campaign=campaign)
+        .exclude(worker_id__in=list(pseudonyms))
+        .values_list("worker_id", flat=True)
+        .distinct()
+        .order_by("worker_id")
+    )
+    for worker_id in others:
+        pseudonyms.setdefault(worker_id, f"w{len(pseudonyms) + 1}")
+    return pseudonyms
 
 
 def _judgment_log(campaign: Campaign, progress: Progress) -> Iterator[dict]:

@@ -3,10 +3,15 @@ worker already holds can still be submitted, so no answer is lost."""
 
 from __future__ import annotations
 
+import logging
+
 from django.db import transaction
 
+from judging.crowd.base import CrowdError
 from judging.models import Campaign
 from judging.services.errors import CampaignStateError
+
+logger = logging.getLogger(__name__)
 
 
 @transaction.atomic
@@ -22,13 +27,29 @@ def campaign_pause(*, campaign: Campaign) -> Campaign:
         )
     campaign.status = Campaign.Status.PAUSED
     campaign.save(update_fields=["status"])
+    # Read by the API, the dashboard and the command: what could not be done at the provider (not saved).
+    campaign.provider_message = ""  # type: ignore[attr-defined]
     if campaign.provider != Campaign.Provider.LOCAL:
         # The provider's HITs stop being offered now, not at the next periodic sync (crowd_sync expires the
         # published HITs of a paused campaign).
         from judging.tasks import crowd_sync_task
 
         campaign_id = campaign.pk
-        transaction.on_commit(lambda: crowd_sync_task.delay(campaign_id))
+        paused = campaign
+
+        def sync_now() -> None:
+            # Without a worker (eager Celery) the sync runs here, after the pause is committed: a provider that
+            # cannot be reached (no credentials, no network) must not turn the applied pause into an error.
+            try:
+                crowd_sync_task.delay(campaign_id)
+            except CrowdError as error:
+                logger.warning("campaign %s paused; its provider could not be told: %s", paused.name, error)
+                paused.provider_message = (  # type: ignore[attr-defined]
+                    f"paused; the {paused.provider} HITs could not be withdrawn now ({error}): the next sync"
+                    " withdraws them"
+                )
+
+        transaction.on_commit(sync_now)
     return campaign
 
 

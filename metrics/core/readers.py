@@ -37,7 +37,7 @@ import pyarrow.csv as pa_csv
 
 from metrics.core.arrays import strings_to_arrow, to_numpy
 from trecio import TrecFormatError, open_binary
-from trecio.text import decode_line, is_blank, parse_finite, split_columns
+from trecio.text import MAX_LINE_BYTES, decode_line, is_blank, iter_raw_lines, parse_finite, split_columns
 
 if TYPE_CHECKING:
     import pandas as pd  # imported where used: the Arrow path (the usual one) starts faster without it
@@ -195,9 +195,12 @@ def _read_table_arrow(path: Path, columns: tuple[str, ...], *, float_column: str
     then reads the file or names its first bad line). The q0 and rank columns are not kept."""
     try:
         with _open_binary(path) as file:
-            first_line = file.readline()
-    except OSError:
+            first_line = file.readline(MAX_LINE_BYTES + 1)
+    except (OSError, gzip.BadGzipFile, EOFError, zlib.error):
         return None
+    if len(first_line) > MAX_LINE_BYTES and not first_line.endswith(b"\n"):
+        # Refused before Arrow or pandas sees the file (a gzip bomb without a line break, for instance).
+        raise TrecFormatError(path, 1, f"line longer than {MAX_LINE_BYTES:,} bytes")
     delimiter = "\t" if b"\t" in first_line else " "
     string = pa.string()
     try:
@@ -230,7 +233,8 @@ def _read_table_arrow(path: Path, columns: tuple[str, ...], *, float_column: str
         if name == float_column:
             continue
         column = table.column(name).combine_chunks()
-        if pc.min(pc.binary_length(column)).as_py() == 0 or _has_space_or_control(column):
+        lengths = pc.min_max(pc.binary_length(column)).as_py()
+        if lengths["min"] == 0 or lengths["max"] > MAX_LINE_BYTES or _has_space_or_control(column):
             return None
     return table
 
@@ -246,6 +250,15 @@ def _has_control_bytes(data: bytes) -> bool:
     carriage_return = np.flatnonzero(raw[:-1] == 0x0D)
     following = raw[carriage_return + 1]
     return bool(((following != 0x0A) & (following != 0x0D)).any())
+
+
+def _has_long_line(data: bytes) -> bool:
+    """Whether a line is longer than the readers' limit (trecio.text.MAX_LINE_BYTES): one vectorised pass."""
+    if len(data) <= MAX_LINE_BYTES:
+        return False
+    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 0x0A)
+    bounds = np.concatenate(([-1], ends, [len(data)]))
+    return bool((np.diff(bounds) - 1 > MAX_LINE_BYTES).any())
 
 
 def _has_space_or_control(strings: pa.Array) -> bool:
@@ -282,7 +295,7 @@ def _read_columns(path: str | Path, columns: tuple[str, ...], *, float_column: s
             data = handle.read()
     except (gzip.BadGzipFile, EOFError, zlib.error) as error:
         raise TrecFormatError(path, None, f"not a readable gzip file ({error})") from None
-    if _has_control_bytes(data):
+    if _has_control_bytes(data) or _has_long_line(data):
         _raise_first_bad_line(path, columns, float_column)
     try:
         frame = pd.read_csv(
@@ -325,7 +338,7 @@ def _raise_first_bad_line(path: Path, columns: tuple[str, ...], float_column: st
     float_index = columns.index(float_column)
     kind = "qrels" if len(columns) == len(QRELS_COLUMNS) else "run"
     with _open_binary(path) as lines:
-        for number, raw in enumerate(lines, start=1):
+        for number, raw in iter_raw_lines(lines, path=path):
             line = decode_line(raw, path=path, line_number=number)
             if is_blank(line):
                 continue

@@ -35,6 +35,19 @@ def test_campaign_create_with_owner(researcher, demo_collection):
     assert not Campaign.objects.filter(name="unowned").exists()
 
 
+def test_campaign_create_refuses_an_owner_who_is_not_a_researcher(
+    researcher, crowd_user, assessor, staff, demo_collection
+):
+    for user in (crowd_user, assessor):
+        error = refused(
+            "campaign_create", f"by-{user.username}", "--collection", "demo", "--owner", user.username
+        )
+        assert error.returncode == 2 and "is not a researcher" in str(error)
+        assert not Campaign.objects.filter(name=f"by-{user.username}").exists()
+    run("campaign_create", "by-staff", "--collection", "demo", "--owner", staff.username)
+    assert Campaign.objects.get(name="by-staff").owner == staff
+
+
 def test_pause_and_resume(draft_campaign, django_capture_on_commit_callbacks):
     assert refused("campaign_pause", "demo-draft").returncode == 2
     assert refused("campaign_resume", "nope").returncode == 2

@@ -36,7 +36,9 @@ def test_run_upload_is_validated_in_the_background_and_scored(
     # when it is uploaded (the validation task runs on commit)
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         response = _upload(api, "again", content)
-    assert response.status_code == 201 and response.json()["status"] == "pending"
+    assert response.status_code == 202 and response.json()["status"] == "pending"
+    status_url = response.json()["status_url"]
+    assert response["Location"] == status_url == "/api/campaigns/demo-done/runs/?name=again"
     assert len(callbacks) == 1
     # then it is ready, counted, and scored for the finished campaign
     run = Run.objects.get(name="again")
@@ -44,6 +46,8 @@ def test_run_upload_is_validated_in_the_background_and_scored(
     assert run.uploaded_by.username == "alice"
     listed = api.get("/api/campaigns/demo-done/runs/").json()
     assert "again" in [r["name"] for r in listed["results"]]
+    [shown] = api.get(status_url).json()["results"]
+    assert (shown["name"], shown["status"], shown["progress"]) == ("again", "ready", 1.0)
     rows = api.get("/api/campaigns/demo-done/leaderboard/?measure=compat@0.95&qrels=preferences").json()[
         "results"
     ]
@@ -53,7 +57,7 @@ def test_run_upload_is_validated_in_the_background_and_scored(
 def test_a_bad_run_fails_with_file_line_problem(api, finished_campaign, django_capture_on_commit_callbacks):
     content = b"1 Q0 doc 1 2.0 tag\n1 Q0 doc2 two 1.0 tag\n"
     with django_capture_on_commit_callbacks(execute=True):
-        assert _upload(api, "broken", content).status_code == 201
+        assert _upload(api, "broken", content).status_code == 202
     run = Run.objects.get(name="broken")
     assert run.status == "failed"
     assert run.error.startswith("broken.run:2: ")

@@ -155,6 +155,7 @@ def test_the_known_environments_start(value, debug):
         ("TOPPREF_SWEEP_SECONDS", "nan"),
         ("TOPPREF_SWEEP_SECONDS", "-1"),
         ("DJANGO_SECURE_HSTS_SECONDS", "1.5"),
+        ("TOPPREF_MAX_UPLOAD_MB", "lots"),
     ],
 )
 def test_a_numeric_setting_that_is_not_a_number_stops_the_start_naming_the_variable(name, value):
@@ -163,6 +164,14 @@ def test_a_numeric_setting_that_is_not_a_number_stops_the_start_naming_the_varia
     assert result.returncode != 0
     last_line = result.stderr.strip().splitlines()[-1]
     assert "ImproperlyConfigured" in last_line and f"{name}={value!r}" in last_line
+
+
+def test_a_trusted_proxy_that_is_not_an_address_stops_the_start_naming_it():
+    result = _manage_check(_production_env(TOPPREF_TRUSTED_PROXIES="10.0.0.1, proxy.example"))
+
+    assert result.returncode != 0
+    last_line = result.stderr.strip().splitlines()[-1]
+    assert "ImproperlyConfigured" in last_line and "TOPPREF_TRUSTED_PROXIES: 'proxy.example'" in last_line
 
 
 def test_the_image_copies_every_package_the_project_installs():

@@ -101,3 +101,14 @@ def test_logins_without_a_request_are_not_rate_limited_but_still_checked(client)
     user_with_role("ann", "assessors")
     assert not client.login(username="ann", password="wrong")
     assert client.login(username="ann", password=PASSWORD)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("username", ["<script>", "a b", "x" * 151, "ann/../root"])
+def test_user_add_refuses_a_username_django_would_refuse(monkeypatch, username):
+    monkeypatch.setenv("TOPPREF_PASSWORD", "first-secret-1")
+    with pytest.raises(CommandError) as error:
+        call_command("user_add", username, "--role", "researcher", stdout=io.StringIO())
+    assert error.value.returncode == 2 and "USERNAME" in str(error.value)
+    assert "\n" not in str(error.value)
+    assert not get_user_model().objects.exists()

@@ -95,3 +95,16 @@ def test_plan_qrels_that_are_a_directory(tmp_path, capsys):
         "",
         f"toppref plan: error: {tmp_path}: is a directory, not a file\n",
     )
+
+
+def test_plan_refuses_what_the_api_refuses_with_the_same_bounds(capsys):
+    # the 21 s case (a 48-regular pairing graph on 50 candidates) and too much Monte-Carlo work: exit 2
+    # at once, with the engine's message (judging/engine/params.py, shared with POST /api/plan/)
+    status, stdout, stderr = _plan(
+        capsys, "--pool-size", "50", "-k", "47", "-P", "48", "-F", "49", "--trials", "1"
+    )
+    assert (status, stdout) == (2, "")
+    assert stderr == "toppref plan: error: P must be between 1 and 16 (got 48)\n"
+    status, stdout, stderr = _plan(capsys, "--pool-size", "10000", "-P", "16", "-F", "20", "--trials", "1000")
+    assert (status, stdout) == (2, "")
+    assert "judgments (at most 10,000,000)" in stderr

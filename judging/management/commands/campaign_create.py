@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from judging.crowd import fee_usd as crowd_fee_usd
 from judging.engine import DEFAULT_HIT_SHAPE, DEFAULT_PARAMS, DEFAULT_PRICING
 from judging.models import Campaign
+from judging.selectors import user_is_researcher
 from judging.services import CampaignConfigError, campaign_create
 from pools.models import Collection
 
@@ -83,6 +84,13 @@ class Command(BaseCommand):
             owner = get_user_model().objects.filter(username=options["owner"]).first()
             if owner is None:
                 raise CommandError(f"--owner: no user named {options['owner']!r}", returncode=2)
+            if not user_is_researcher(user=owner):
+                # An owner sees and steers the campaign through the researchers' pages and API, which only
+                # researchers and staff may use.
+                raise CommandError(
+                    f"--owner: user {owner.username!r} is not a researcher (the researchers group) or staff",
+                    returncode=2,
+                )
         if Campaign.objects.filter(name=options["name"]).exists():
             raise CommandError(f"a campaign named {options['name']!r} exists already")
         fee = options["fee"]

@@ -19,3 +19,5 @@ class Command(BaseCommand):
         except CampaignStateError as error:
             raise CommandError(str(error), returncode=2) from None
         self.stdout.write(f"campaign {campaign.name}: {campaign.status}")
+        if getattr(campaign, "provider_message", ""):
+            self.stderr.write(f"warning: {campaign.provider_message}")

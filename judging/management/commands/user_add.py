@@ -6,7 +6,9 @@ import sys
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
+from django.core.validators import MaxLengthValidator
 from django.db import transaction
 
 ROLES = {"assessor": "assessors", "crowd": "crowd", "researcher": "researchers"}
@@ -29,6 +31,15 @@ class Command(BaseCommand):
         username = username.strip()
         if not username:
             raise CommandError("USERNAME must not be empty", returncode=EXIT_BAD_USAGE)
+        # The rules of Django's own sign-up forms: letters, digits and @.+-_ only, at most 150 characters.
+        model = get_user_model()
+        try:
+            model.username_validator(username)
+            MaxLengthValidator(model._meta.get_field("username").max_length)(username)
+        except ValidationError as error:
+            raise CommandError(
+                f"USERNAME {username!r}: {' '.join(error.messages)}", returncode=EXIT_BAD_USAGE
+            ) from None
         password = os.environ.get("TOPPREF_PASSWORD")
         if not password:
             if not sys.stdin.isatty():
