@@ -28,6 +28,8 @@
     toggle.closest("label").hidden = false;
   }
 
+  function compact() { return window.matchMedia("(max-width: 40rem), (max-height: 32rem)").matches; }
+
   function setBusy(value) {
     busy = value;
     var f = form();
@@ -72,8 +74,7 @@
     setUp();
     // On a phone or zoomed in, skip the header: show the question, or the passages when the question stayed.
     var place = $("question") && $("question").textContent === before ? judge.querySelector(".passages") : judge;
-    var compact = window.matchMedia("(max-width: 40rem), (max-height: 32rem)").matches;
-    window.scrollTo(0, compact && place ? place.getBoundingClientRect().top + window.scrollY : 0);
+    window.scrollTo(0, compact() && place ? place.getBoundingClientRect().top + window.scrollY : 0);
     shownAt = performance.now();
     busy = false;
     var focus = judge.querySelector("[autofocus]");
@@ -115,5 +116,7 @@
 
   setUp();
   var start = document.querySelector("#judge [autofocus]");
-  if (start && document.activeElement === document.body) start.focus();
+  if (start && document.activeElement === document.body) start.focus({ preventScroll: true });
+  // Focus and the view start where the work is: on a phone or zoomed in, past the header.
+  if (compact() && window.scrollY === 0) window.scrollTo(0, $("judge").getBoundingClientRect().top);
 })();
