@@ -306,3 +306,43 @@ def test_screenshots_of_the_pair_and_campaign_pages(live_server, browser, tmp_pa
         page.screenshot(path=str(ARTIFACTS / f"campaign_{label}_full.png"), full_page=True)
         assert sideways_overflow(page) == 0
         page.context.close()
+
+
+def test_the_page_takes_the_next_pair_from_a_one_request_answer(live_server, browser):
+    """One request per answer (issue 16): pair.js asks with `X-Toppref-Next: 1`; a server that answers 200
+    with the next page and `X-Toppref-Location` gets that page swapped in and that URL in the address bar.
+    (The server side is simulated here from today's 303, so that the client is tested on its own; the old
+    answer, a 303 that fetch follows, is what the other browser tests exercise.)"""
+    crowd_campaign(name="protocol")
+    user_with_role("crowd", "crowd")
+    page = new_page(browser, {"width": 1280, "height": 800})
+    log_in(page, live_server.url, "crowd")
+    page.goto(f"{live_server.url}/judge/next/")
+    page.click("#start-judging")
+    page.wait_for_selector("#pair-form")
+    asked: list[str | None] = []
+
+    def one_request(route):
+        asked.append(route.request.headers.get("x-toppref-next"))
+        stored = route.fetch(max_redirects=0)
+        assert stored.status == 303
+        location = stored.headers["location"]
+        next_page = page.request.get(live_server.url + location)
+        route.fulfill(
+            status=200,
+            headers={
+                "Content-Type": "text/html; charset=utf-8",
+                "X-Toppref-Location": location + "?via=header",
+            },
+            body=next_page.body(),
+        )
+
+    page.route("**/judge/answer/", one_request)
+    page.evaluate("window.__noReload = true")
+    page.click("#choose-right")
+    page.wait_for_selector("#judge-status:has-text('Pair 2 of 13 ready')")
+    assert asked == ["1"]
+    assert page.url == f"{live_server.url}/judge/next/?via=header"
+    assert page.evaluate("window.__noReload") is True and page.title().startswith("Pair 2 of 13")
+    assert Judgment.objects.get().winner_side == "right"
+    page.context.close()
