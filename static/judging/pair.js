@@ -25,7 +25,7 @@
     document.documentElement.classList.toggle("keys-off", !keys);
     if (!toggle) return;
     toggle.checked = keys;
-    toggle.closest("label").hidden = false;
+    toggle.closest(".shortcuts").hidden = false;
   }
 
   function compact() { return window.matchMedia("(max-width: 40rem), (max-height: 32rem)").matches; }

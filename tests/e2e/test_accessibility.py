@@ -218,6 +218,8 @@ def test_a_new_pair_is_announced_and_keys_act_only_where_they_should(live_server
     page.wait_for_function("() => document.activeElement.id === 'question'")
     assert page.get_by_role("progressbar", name="HIT: 0 of 13 answered").count() == 1
     assert page.title() == "Pair 1 of 13 · Judging · toppref"
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "choose-left"
 
     page.keyboard.press("1")
     page.wait_for_selector("#judge-status:has-text('Pair 2 of 13 ready')")
