@@ -138,6 +138,13 @@ def test_every_page_passes_axe_and_reflows_at_320_px(live_server, browser, axe_s
                 if "/judge/next/" in url and page.locator("#start-judging").count():
                     page.click("#start-judging")
                     page.wait_for_selector("#pair-form")
+                if url.endswith("/workers/"):
+                    # headers in words, and the sorted column says so to a screen reader
+                    headers = page.locator("thead th").all_inner_texts()
+                    assert "HITs submitted" in headers and "Challenge pass rate" in headers, headers
+                    assert page.locator("th[aria-sort=ascending]").inner_text().startswith("Agreement")
+                if url.startswith("/hits/"):
+                    assert page.get_by_role("link", name="Instructions (opens in a new tab)").count() == 1
                 name = f"{url} at {viewport['width']}"
                 checked.append(f"{name}: {page.title()}")
                 violations += [f"{viewport['width']} px: {v}" for v in axe_violations(page, axe_source)]
