@@ -86,7 +86,13 @@ serve: migrate
 typecheck: install
 	$(VENV)/bin/mypy judging/engine metrics/core trecio judging/services
 
-test: install
+# axe-core (npm) for the accessibility browser tests, pinned by tests/e2e/package-lock.json.
+AXE := tests/e2e/node_modules/axe-core/axe.min.js
+$(AXE): tests/e2e/package.json tests/e2e/package-lock.json
+	cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+test: install $(AXE)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
