@@ -12,12 +12,28 @@ the CLI simulator and a Celery task.
   ``stage1_close``: culling, reinstatement; ``stage2_rank``) -> ``preference_values``; the seeding rule
   (``candidate_order``, ``round_rng``, ``tournament_rng``, ``hit_rng``) beside it. The simulator and the
   database services both drive it.
+- Adaptive mode (``adaptive.py``): ``AdaptiveState`` -> ``adaptive_round_open`` -> ``adaptive_round_close``
+  with an ``ErrorModel`` from ``error_estimate``; pairs chosen from the confirmed comparison graph, a
+  sequential test per pair, ties after ``max_votes``.
 - Dedicated assessors (section 4.2): ``Tournament`` (resumable through ``to_state``/``from_state``).
 - Quality control and HITs: ``challenge_pick``, ``challenge_nonrelevant``, ``pack_hits``, ``hit_layout`` (``SlotLayout``).
 - Simulated assessors: ``PerfectOracle``, ``NoisyOracle``, ``ReplayOracle`` (logs via ``read_judgment_log``).
-- Whole campaigns: ``simulate_crowd``, ``simulate_tournament``, ``plan_campaign``.
+- Whole campaigns: ``simulate_crowd``, ``simulate_adaptive``, ``simulate_tournament``, ``plan_campaign``.
 """
 
+from judging.engine.adaptive import (
+    DEFAULT_ADAPTIVE_PARAMS,
+    AdaptiveOpening,
+    AdaptiveParams,
+    AdaptiveState,
+    ErrorEvidence,
+    ErrorModel,
+    adaptive_rank,
+    adaptive_round_close,
+    adaptive_round_open,
+    error_estimate,
+    open_candidates,
+)
 from judging.engine.challenges import challenge_nonrelevant, challenge_pick, conversation_of
 from judging.engine.elimination import (
     RankedItem,
@@ -47,6 +63,7 @@ from judging.engine.simulation import (
     RoundRecord,
     SimulationResult,
     TopicOutcome,
+    simulate_adaptive,
     simulate_crowd,
     simulate_tournament,
 )
@@ -60,6 +77,18 @@ from judging.engine.topic import (
 from judging.engine.tournament import Tournament, tournament_judgment_bound
 
 __all__ = [
+    "DEFAULT_ADAPTIVE_PARAMS",
+    "AdaptiveOpening",
+    "AdaptiveParams",
+    "AdaptiveState",
+    "ErrorEvidence",
+    "ErrorModel",
+    "adaptive_rank",
+    "adaptive_round_close",
+    "adaptive_round_open",
+    "error_estimate",
+    "open_candidates",
+    "simulate_adaptive",
     "CULLING_RULES",
     "CrowdParams",
     "DEFAULT_HIT_SHAPE",
