@@ -46,7 +46,7 @@ from judging.engine.elimination import (
 )
 from judging.engine.hits import SlotLayout, hit_layout, pack_hits
 from judging.engine.judgment_log import JudgmentLogError, JudgmentRecord, read_judgment_log
-from judging.engine.oracles import NoisyOracle, Oracle, PerfectOracle, ReplayOracle
+from judging.engine.oracles import NoisyOracle, Oracle, PerfectOracle, ReplayOracle, fit_reversal_by_gap
 from judging.engine.pairing import pairing_graph
 from judging.engine.params import (
     CULLING_RULES,
@@ -57,7 +57,7 @@ from judging.engine.params import (
     HitShape,
     Pricing,
 )
-from judging.engine.planning import plan_campaign
+from judging.engine.planning import plan_adaptive, plan_campaign
 from judging.engine.seeding import candidate_order, hit_rng, round_rng, tournament_rng
 from judging.engine.simulation import (
     RoundRecord,
@@ -87,6 +87,7 @@ __all__ = [
     "adaptive_round_close",
     "adaptive_round_open",
     "error_estimate",
+    "fit_reversal_by_gap",
     "open_candidates",
     "simulate_adaptive",
     "CULLING_RULES",
@@ -122,6 +123,7 @@ __all__ = [
     "hit_rng",
     "pack_hits",
     "pairing_graph",
+    "plan_adaptive",
     "plan_campaign",
     "preference_values",
     "read_judgment_log",

@@ -82,7 +82,10 @@ class AdaptiveParams:
     paper's stage 2; 5 by default, not the paper's 9: the confirmed graph already orders most of a larger
     pool's pairs, and selection rounds reach the rest for fewer judgments); ``max_votes``: votes a pair may get before it is a tie; ``confidence``: the probability
     that a confirmed pair's order is right; ``pairs_per_round``: the most pairs one candidate is in per
-    selection round; ``max_rounds``: after this many selection rounds the all-pairs stage is forced."""
+    selection round; ``max_rounds``: after this many selection rounds the all-pairs stage is forced;
+    ``votes_per_candidate``: once a topic has spent this many votes per candidate (the paper's procedure spends
+    about 5.3 on CAsT), it is ranked as it stands (``adaptive_rank``), so a crowd too noisy to confirm pairs
+    cannot spend without bound on near ties."""
 
     k: int = 5
     F: int = 5
@@ -90,6 +93,7 @@ class AdaptiveParams:
     confidence: float = 0.95
     pairs_per_round: int = 1
     max_rounds: int = 60
+    votes_per_candidate: float = 8.0
 
     def validate(self) -> None:
         """Raise ``ValueError`` naming the violated rule."""
@@ -105,6 +109,8 @@ class AdaptiveParams:
             raise ValueError(f"pairs per round must be at least 1 (got {self.pairs_per_round})")
         if self.max_rounds < 1:
             raise ValueError(f"max rounds must be at least 1 (got {self.max_rounds})")
+        if not self.votes_per_candidate > 0:
+            raise ValueError(f"votes per candidate must be positive (got {self.votes_per_candidate})")
 
 
 DEFAULT_ADAPTIVE_PARAMS = AdaptiveParams()
@@ -358,6 +364,9 @@ def adaptive_round_open(
         key = pair_key(state.candidates[i], state.candidates[j])
         return key not in state.decided and not graph.comparable(i, j)
 
+    spent = sum(len(votes) for votes in state.votes.values())
+    if spent >= params.votes_per_candidate * len(state.candidates):
+        return AdaptiveOpening(number=number, stage=2, requests=[], ranked=adaptive_rank(state, k=params.k))
     final = state.final_stage or len(alive_list) <= params.F or state.rounds >= params.max_rounds
     audit = audit_rng(seed=seed, topic_id=state.topic, number=number)
     if not final:
