@@ -69,7 +69,7 @@ AUDIT_ROUNDS = 2
 # Pair choice: a selection round asks the pairs worth at least SELECT_SHARE of its most useful pair (keeping
 # at least half its open candidates busy), unless the crowd's estimated error rate reaches NOISY_RATE: then
 # every open candidate is paired, since sparse chains of noisy edges mislead.
-SELECT_SHARE = 0.6
+SELECT_SHARE = 0.4
 NOISY_RATE = 0.05
 # A worker's own estimate is shrunk toward the crowd's with the weight of this many answers.
 WORKER_SHRINKAGE = 20.0
