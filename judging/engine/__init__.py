@@ -44,7 +44,7 @@ from judging.engine.elimination import (
     stage1_close,
     stage2_rank,
 )
-from judging.engine.hits import SlotLayout, hit_layout, pack_hits
+from judging.engine.hits import SlotLayout, hit_layout, pack_hits, pack_hits_distinct
 from judging.engine.judgment_log import JudgmentLogError, JudgmentRecord, read_judgment_log
 from judging.engine.oracles import NoisyOracle, Oracle, PerfectOracle, ReplayOracle, fit_reversal_by_gap
 from judging.engine.pairing import pairing_graph
@@ -122,6 +122,7 @@ __all__ = [
     "hit_layout",
     "hit_rng",
     "pack_hits",
+    "pack_hits_distinct",
     "pairing_graph",
     "plan_adaptive",
     "plan_campaign",

@@ -28,7 +28,7 @@ from judging.engine.adaptive import (
 )
 from judging.engine.challenges import challenge_pick
 from judging.engine.elimination import RankedItem, preference_values
-from judging.engine.hits import hit_layout, pack_hits
+from judging.engine.hits import hit_layout, pack_hits, pack_hits_distinct
 from judging.engine.oracles import Oracle
 from judging.engine.params import DEFAULT_HIT_SHAPE, DEFAULT_PRICING, CrowdParams, HitShape, Pricing
 from judging.engine.seeding import candidate_order, hit_rng, tournament_rng
@@ -321,40 +321,6 @@ def simulate_tournament(
     return SimulationResult(mode="tournament", k=k, topics=outcomes, rounds=1 if outcomes else 0)
 
 
-def _adaptive_hits(queue: Sequence[tuple[str, Pair]], per_hit: int) -> list[list[tuple[str, Pair]]]:
-    """Pack one wave's votes (topic, pair), in queue order, into HITs of ``per_hit`` without a pair twice in
-    one HIT (its votes go to different workers): a repeat waits for the next HIT."""
-    hits: list[list[tuple[str, Pair]]] = []
-    waiting: list[tuple[str, Pair]] = []
-    current: list[tuple[str, Pair]] = []
-
-    def refill() -> None:
-        nonlocal waiting
-        rest = []
-        for other in waiting:
-            if len(current) < per_hit and other not in current:
-                current.append(other)
-            else:
-                rest.append(other)
-        waiting = rest
-
-    for item in queue:
-        if item in current:
-            waiting.append(item)
-            continue
-        current.append(item)
-        while len(current) >= per_hit:
-            hits.append(current)
-            current = []
-            refill()
-    while current or waiting:
-        if current:
-            hits.append(current)
-            current = []
-        refill()
-    return hits
-
-
 def simulate_adaptive(
     pools: Mapping[str, Sequence[str]],
     oracle: Oracle,
@@ -411,7 +377,9 @@ def simulate_adaptive(
             if request.votes > copy
         ]
         answers: dict[str, list[tuple[str, str, str, str]]] = {topic: [] for topic in openings}
-        for hit in _adaptive_hits(queue, hit_shape.preferences):
+        for hit in pack_hits_distinct(
+            queue, preferences_per_hit=hit_shape.preferences, key=lambda item: item
+        ):
             result.hits += 1
             rng = hit_rng(seed=seed, number=result.hits)
             worker = assign_workers(hit, judged, shuffled_workers(rng, pool_workers))
