@@ -6,7 +6,8 @@
 - ``workers``: worker analytics;
 - ``access``: researchers and the campaigns visible to them;
 - ``judge``: what judges see in the browser;
-- ``forecast``: the planner's forecast of what is left.
+- ``forecast``: the planner's forecast of what is left;
+- ``adaptive``: per topic of an adaptive campaign, what is open, out and tied.
 
 Every public name is re-exported here, so ``from judging.selectors import X`` works whatever module X is in."""
 
@@ -16,6 +17,7 @@ from judging.selectors.access import (
     campaign_list_visible,
     user_is_researcher,
 )
+from judging.selectors.adaptive import AdaptiveTopicRow, campaign_adaptive_topics
 from judging.selectors.forecast import Forecast, campaign_forecast
 from judging.selectors.judge import (
     JUDGE_ROLES,
@@ -50,6 +52,8 @@ from judging.selectors.results import (
 from judging.selectors.workers import WorkerRow, campaign_worker_table
 
 __all__ = [
+    "AdaptiveTopicRow",
+    "campaign_adaptive_topics",
     "JUDGE_ROLES",
     "PREFERENCE_KINDS",
     "RESEARCHERS_GROUP",
