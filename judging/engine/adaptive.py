@@ -41,6 +41,7 @@ import math
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from judging.engine.elimination import RankedItem
 from judging.engine.seeding import audit_rng, round_rng
@@ -151,7 +152,7 @@ class AdaptiveState:
     decided: Mapping[Pair, str | None] = field(default_factory=dict)
     final_stage: bool = False
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """A JSON form for storage (database rows keep it on the topic)."""
         return {
             "rounds": self.rounds,
@@ -161,7 +162,9 @@ class AdaptiveState:
         }
 
     @classmethod
-    def from_json(cls, topic: str, candidates: Sequence[str], data: Mapping | None) -> AdaptiveState:
+    def from_json(
+        cls, topic: str, candidates: Sequence[str], data: Mapping[str, Any] | None
+    ) -> AdaptiveState:
         data = data or {}
         return cls(
             topic=topic,
