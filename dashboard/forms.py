@@ -4,6 +4,7 @@ from decimal import Decimal
 
 from django import forms
 
+from judging.engine import DEFAULT_ADAPTIVE_PARAMS
 from judging.models import Campaign, Export
 from pools.models import Collection
 
@@ -15,8 +16,29 @@ class CampaignCreateForm(forms.Form):
     k = forms.IntegerField(min_value=1, initial=5)
     final_stage_size = forms.IntegerField(label="F", min_value=2, initial=9)
     opponents = forms.IntegerField(label="P", min_value=2, initial=7)
+    max_votes = forms.IntegerField(
+        required=False,
+        min_value=1,
+        initial=DEFAULT_ADAPTIVE_PARAMS.max_votes,
+        help_text="adaptive mode: votes a pair may get before it is a tie",
+    )
+    confidence = forms.FloatField(
+        required=False,
+        min_value=0.5,
+        max_value=0.999999,
+        initial=DEFAULT_ADAPTIVE_PARAMS.confidence,
+        help_text="adaptive mode: the probability that a confirmed pair's order is right",
+    )
     seed = forms.IntegerField(initial=0)
     budget_usd = forms.DecimalField(required=False, min_value=Decimal("0"), decimal_places=2)
+
+    def clean_max_votes(self):
+        value = self.cleaned_data.get("max_votes")
+        return DEFAULT_ADAPTIVE_PARAMS.max_votes if value is None else value
+
+    def clean_confidence(self):
+        value = self.cleaned_data.get("confidence")
+        return DEFAULT_ADAPTIVE_PARAMS.confidence if value is None else value
 
     def clean_name(self):
         name = self.cleaned_data["name"]

@@ -21,6 +21,7 @@ from config.cli import (
 )
 from judging.engine import (
     CULLING_RULES,
+    DEFAULT_ADAPTIVE_PARAMS,
     DEFAULT_HIT_SHAPE,
     DEFAULT_PARAMS,
     DEFAULT_PRICING,
@@ -28,6 +29,7 @@ from judging.engine import (
     MAX_POOL_SIZE,
     MAX_ROUNDS,
     MAX_TRIALS,
+    AdaptiveParams,
     CrowdParams,
     HitShape,
     JudgmentLogError,
@@ -36,9 +38,12 @@ from judging.engine import (
     Pricing,
     ReplayOracle,
     challenge_nonrelevant,
+    fit_reversal_by_gap,
+    plan_adaptive,
     plan_bounds_check,
     plan_campaign,
     read_judgment_log,
+    simulate_adaptive,
     simulate_crowd,
     simulate_tournament,
     top_k_agreement,
@@ -76,7 +81,10 @@ def _register_simulate(subparsers: argparse._SubParsersAction) -> None:
         "--oracle", required=True, type=Path, help="preference qrels the simulated assessor follows"
     )
     _add_crowd_arguments(simulate)
-    simulate.add_argument("--mode", choices=("crowd", "tournament"), default="crowd", help="default: crowd")
+    simulate.add_argument(
+        "--mode", choices=("crowd", "tournament", "adaptive"), default="crowd", help="default: crowd"
+    )
+    _add_adaptive_arguments(simulate)
     simulate.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
     simulate.add_argument(
         "--out", type=Path, help="write the preference qrels here (TREC: topic Q0 docid value)"
@@ -93,6 +101,13 @@ def _register_simulate(subparsers: argparse._SubParsersAction) -> None:
         "--discriminability",
         type=finite_float,
         help="reverse a judgment with probability Phi(-d*gap/sqrt(2)), gap = level difference of the pair",
+    )
+    noise.add_argument(
+        "--noise-from",
+        type=Path,
+        metavar="LOG",
+        help="reverse a judgment with the probability measured, by the pair's difference of preference level, "
+        "on this judgment log (topic docidA docidB winner) against --oracle",
     )
     simulate.add_argument(
         "--replay",
@@ -120,6 +135,14 @@ def _register_plan(subparsers: argparse._SubParsersAction) -> None:
         help=f"plan for a single pool of this many candidates instead (at most {MAX_POOL_SIZE:,})",
     )
     _add_crowd_arguments(plan)
+    plan.add_argument("--mode", choices=("crowd", "adaptive"), default="crowd", help="default: crowd")
+    _add_adaptive_arguments(plan)
+    plan.add_argument(
+        "--error-rate",
+        type=finite_float,
+        default=0.0,
+        help="adaptive mode: plan for a crowd that reverses each judgment with this probability (default 0)",
+    )
     plan.add_argument(
         "--trials", type=bounded_int(1, MAX_TRIALS), default=100, help="Monte-Carlo trials (default 100)"
     )
@@ -151,8 +174,9 @@ def _add_crowd_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-F",
         type=bounded_int(1, MAX_POOL_SIZE),
-        default=params.F,
-        help=f"stage 2 starts at F candidates or fewer (default {params.F})",
+        default=None,
+        help=f"stage 2 starts at F candidates or fewer (default {params.F}; adaptive mode "
+        f"{DEFAULT_ADAPTIVE_PARAMS.F})",
     )
     parser.add_argument(
         "-P",
@@ -202,10 +226,38 @@ def _add_crowd_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_adaptive_arguments(parser: argparse.ArgumentParser) -> None:
+    defaults = DEFAULT_ADAPTIVE_PARAMS
+    parser.add_argument(
+        "--max-votes",
+        type=bounded_int(1, MAX_PER_HIT),
+        default=defaults.max_votes,
+        help=f"adaptive mode: votes a pair may get before it is a tie (default {defaults.max_votes})",
+    )
+    parser.add_argument(
+        "--confidence",
+        type=finite_float,
+        default=defaults.confidence,
+        help="adaptive mode: the probability that a confirmed pair's order is right "
+        f"(default {defaults.confidence})",
+    )
+
+
+def _adaptive_settings(args: argparse.Namespace) -> AdaptiveParams:
+    params = AdaptiveParams(
+        k=args.k,
+        F=args.F if args.F is not None else DEFAULT_ADAPTIVE_PARAMS.F,
+        max_votes=args.max_votes,
+        confidence=args.confidence,
+    )
+    params.validate()
+    return params
+
+
 def _crowd_settings(args: argparse.Namespace) -> tuple[CrowdParams, HitShape, Pricing]:
     params = CrowdParams(
         k=args.k,
-        F=args.F,
+        F=args.F if args.F is not None else DEFAULT_PARAMS.F,
         P=args.P,
         culling=args.culling,
         max_rounds=args.max_rounds,
@@ -231,6 +283,9 @@ def simulate_command(args: argparse.Namespace) -> int:
     try:
         if args.mode == "crowd":
             params, hit_shape, pricing = _crowd_settings(args)
+        elif args.mode == "adaptive":
+            _, hit_shape, pricing = _crowd_settings(args)
+            adaptive = _adaptive_settings(args)
         elif args.k < 1:
             raise ValueError(f"k must be at least 1 (got k={args.k})")
         if args.error_rate is not None and not 0 <= args.error_rate <= 1:
@@ -241,25 +296,26 @@ def simulate_command(args: argparse.Namespace) -> int:
         return _fail("simulate", str(error), EXIT_BAD_PARAMETERS)
     if args.out is not None:
         output_file(args.out)
-    for path in (args.qrels, args.oracle, args.replay):
+    for path in (args.qrels, args.oracle, args.replay, args.noise_from):
         if path is not None:
             input_file(path)
     graded = _read_qrels(args.qrels, "simulate")
     values = _read_qrels(args.oracle, "simulate")
-    try:
-        log = read_judgment_log(args.replay) if args.replay is not None else None
-    except JudgmentLogError as error:
-        raise DataError(str(error)) from None
-    except UnicodeDecodeError as error:
-        raise DataError(f"{args.replay}: not UTF-8 text ({error.reason} at byte {error.start})") from None
-    except OSError as error:
-        raise DataError(f"cannot read {error.filename}: {error.strerror}") from None
+    log = _read_log(args.replay) if args.replay is not None else None
+    noise_log = _read_log(args.noise_from) if args.noise_from is not None else None
 
     # The assessor's own noise gets its own stream, so switching noise on does not change the pairings.
     oracle_rng = random.Random(f"{args.seed}:assessor")
-    if args.error_rate is not None or args.discriminability is not None:
+    reversal_fit = fit_reversal_by_gap(noise_log, values) if noise_log is not None else None
+    if reversal_fit is not None and not reversal_fit:
+        raise DataError(f"{args.noise_from}: no judgment of a topic of {args.oracle}")
+    if args.error_rate is not None or args.discriminability is not None or reversal_fit is not None:
         oracle = NoisyOracle(
-            values, rng=oracle_rng, error_rate=args.error_rate, discriminability=args.discriminability
+            values,
+            rng=oracle_rng,
+            error_rate=args.error_rate,
+            discriminability=args.discriminability,
+            reversal_by_gap={gap: fit["p"] for gap, fit in reversal_fit.items()} if reversal_fit else None,
         )
     else:
         oracle = PerfectOracle(values)
@@ -277,6 +333,17 @@ def simulate_command(args: argparse.Namespace) -> int:
             pricing=pricing,
             nonrelevant=nonrelevant,
         )
+    elif args.mode == "adaptive":
+        nonrelevant = {topic: challenge_nonrelevant(topic, graded) for topic in pools}
+        result = simulate_adaptive(
+            pools,
+            oracle,
+            params=adaptive,
+            seed=args.seed,
+            hit_shape=hit_shape,
+            pricing=pricing,
+            nonrelevant=nonrelevant,
+        )
     else:
         result = simulate_tournament(pools, oracle, k=args.k, seed=args.seed)
 
@@ -284,6 +351,10 @@ def simulate_command(args: argparse.Namespace) -> int:
     if args.mode == "crowd":
         # The same names as `toppref plan` and the campaign's fields (F, P, culling rule).
         summary.update({"F": params.F, "P": params.P, "culling": params.culling})
+    elif args.mode == "adaptive":
+        summary.update({"F": adaptive.F, "max_votes": adaptive.max_votes, "confidence": adaptive.confidence})
+    if reversal_fit is not None:
+        summary["noise_fit"] = {str(gap): round(fit["p"], 6) for gap, fit in reversal_fit.items()}
     summary["seed"] = args.seed
     summary.update(_agreement_with_oracle(result, PerfectOracle(values), pools, args.k))
     if isinstance(oracle, ReplayOracle):
@@ -299,18 +370,32 @@ def simulate_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _read_log(path: Path) -> list:
+    try:
+        return read_judgment_log(path)
+    except JudgmentLogError as error:
+        raise DataError(str(error)) from None
+    except UnicodeDecodeError as error:
+        raise DataError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+    except OSError as error:
+        raise DataError(f"cannot read {error.filename}: {error.strerror}") from None
+
+
 def _agreement_with_oracle(
     result, oracle: PerfectOracle, pools: dict[str, list[str]], k: int
 ) -> dict[str, object]:
     """How close the campaign came to the oracle's own top-k (``judging.engine.top_k_agreement``): topics with
-    the same best item and the fraction of the oracle's top-k (per topic, at most k) found in the campaign's."""
+    the same best item and the fraction of the oracle's top-k (per topic, at most k) found in the campaign's,
+    plain and tie-aware (an item counts as right when it shares the right item's oracle value)."""
     agreement = top_k_agreement(
         {topic: outcome.ranked for topic, outcome in result.topics.items()}, pools, oracle, k=k
     )
-    recall = agreement.recall
+    recall, recall_tie_aware = agreement.recall, agreement.recall_tie_aware
     return {
         "oracle_same_best": agreement.same_best,
         "oracle_top_k_recall": None if recall is None else round(recall, 6),
+        "oracle_same_best_tie_aware": agreement.same_best_tie_aware,
+        "oracle_top_k_recall_tie_aware": None if recall_tie_aware is None else round(recall_tie_aware, 6),
     }
 
 
@@ -348,6 +433,11 @@ def plan_command(args: argparse.Namespace) -> int:
     """``toppref plan``: 0 on success, 1 on an unreadable or malformed file, 2 on bad parameters."""
     try:
         params, hit_shape, pricing = _crowd_settings(args)
+        adaptive = _adaptive_settings(args) if args.mode == "adaptive" else None
+        if not 0 <= args.error_rate < 0.5:
+            raise ValueError(f"--error-rate must be in [0, 0.5) (got {args.error_rate})")
+        if args.error_rate and adaptive is None:
+            raise ValueError("--error-rate plans the adaptive mode only (give --mode adaptive)")
         if args.trials < 1:
             raise ValueError(f"--trials must be at least 1 (got {args.trials})")
         if args.pool_size is None and args.qrels is None:
@@ -366,20 +456,51 @@ def plan_command(args: argparse.Namespace) -> int:
         plan_bounds_check(pool_sizes, params=params, hit_shape=hit_shape, trials=args.trials)
     except ValueError as error:
         return _fail("plan", str(error), EXIT_BAD_PARAMETERS)
-    plan = plan_campaign(
-        pool_sizes,
-        params=params,
-        trials=args.trials,
-        rng=random.Random(args.seed),
-        hit_shape=hit_shape,
-        pricing=pricing,
-    )
+    if adaptive is not None:
+        plan = plan_adaptive(
+            pool_sizes,
+            params=adaptive,
+            trials=args.trials,
+            rng=random.Random(args.seed),
+            hit_shape=hit_shape,
+            pricing=pricing,
+            error_rate=args.error_rate,
+        )
+    else:
+        plan = plan_campaign(
+            pool_sizes,
+            params=params,
+            trials=args.trials,
+            rng=random.Random(args.seed),
+            hit_shape=hit_shape,
+            pricing=pricing,
+        )
     plan["seed"] = args.seed
     if args.pool_size is not None:
         plan["pool_size"] = args.pool_size
     print(json.dumps(plan, indent=2, allow_nan=False))
-    print(plan_summary(plan, k=args.k), file=sys.stderr)
+    summary = adaptive_plan_summary(plan) if adaptive is not None else plan_summary(plan, k=args.k)
+    print(summary, file=sys.stderr)
     return 0
+
+
+def adaptive_plan_summary(plan: dict) -> str:
+    """The adaptive plan in words: expected judgments, HITs, cost and rounds, ties, and the miss risk."""
+    topics = plan["topics"]
+    noise = (
+        f"a crowd erring {plan['error_rate']:.0%} of the time" if plan["error_rate"] else "a consistent crowd"
+    )
+    return "\n".join(
+        [
+            f"plan (adaptive): {topics} {'topic' if topics == 1 else 'topics'}, {plan['candidates']:,} candidates, "
+            f"k={plan['k']} F={plan['F']} max votes {plan['max_votes']} confidence {plan['confidence']}, "
+            f"{noise}, {plan['trials']} trials: about {plan['judgments']:,.0f} judgments "
+            f"(sd {plan['judgments_sd']:,.0f}) in {plan['hits']:,.0f} HITs over {plan['rounds']:,.0f} rounds, "
+            f"costing about ${plan['cost_usd']:,.2f}; about {plan['pairs_tied']:,.0f} pairs end as ties.",
+            f"Risk: about {_article(_percent(plan['p_lost']))} {_percent(plan['p_lost'])} chance per topic that "
+            f"the output misses a true top-{plan['k']} passage.",
+        ]
+    )
 
 
 def plan_summary(plan: dict, *, k: int) -> str:

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
-from judging.engine import DEFAULT_HIT_SHAPE, DEFAULT_PARAMS, DEFAULT_PRICING
+from judging.engine import DEFAULT_ADAPTIVE_PARAMS, DEFAULT_HIT_SHAPE, DEFAULT_PARAMS, DEFAULT_PRICING
 from pools.models import Collection, Item, Topic
 
 
@@ -29,6 +29,7 @@ class Campaign(models.Model):
     class Mode(models.TextChoices):
         CROWD = "crowd", "crowd (two-stage elimination)"
         TOURNAMENT = "tournament", "dedicated assessors (single-elimination tournament)"
+        ADAPTIVE = "adaptive", "adaptive crowd (pairs chosen from what is confirmed)"
 
     class Culling(models.TextChoices):
         # docs/decisions.md "Culling rule": the released data support "cull iff 2*wins < opponents".
@@ -67,6 +68,10 @@ class Campaign(models.Model):
     opponents = models.PositiveIntegerField("P", default=DEFAULT_PARAMS.P)
     culling = models.CharField(max_length=20, choices=Culling.choices, default=DEFAULT_PARAMS.culling)
     max_rounds = models.PositiveIntegerField(default=DEFAULT_PARAMS.max_rounds)
+    # The adaptive mode (judging.engine.adaptive): votes a pair may get before it is a tie, and the
+    # probability that a confirmed pair's order is right.
+    max_votes = models.PositiveIntegerField(default=DEFAULT_ADAPTIVE_PARAMS.max_votes)
+    confidence = models.FloatField(default=DEFAULT_ADAPTIVE_PARAMS.confidence)
     seed = models.BigIntegerField(default=0)
     preferences_per_hit = models.PositiveIntegerField(default=DEFAULT_HIT_SHAPE.preferences)
     challenges_per_hit = models.PositiveIntegerField(default=DEFAULT_HIT_SHAPE.challenges)
@@ -109,8 +114,16 @@ class Campaign(models.Model):
         return self.name
 
     @property
+    def is_crowd(self) -> bool:
+        """Whether crowd workers judge it in HITs (the crowd and adaptive modes)."""
+        return self.mode in CROWD_MODES
+
+    @property
     def cost_per_hit_usd(self) -> Decimal:
         return self.pay_per_hit_usd + self.fee_per_hit_usd
+
+
+CROWD_MODES = (Campaign.Mode.CROWD, Campaign.Mode.ADAPTIVE)
 
 
 class CampaignTopic(models.Model):
@@ -137,6 +150,8 @@ class CampaignTopic(models.Model):
     round_number = models.PositiveIntegerField(default=0)
     # Engine ``Tournament.to_state()`` for dedicated campaigns: the bracket and its judgment cache.
     tournament_state = models.JSONField(null=True, blank=True)
+    # Engine ``AdaptiveState.to_json()`` for adaptive campaigns: every pair's votes and what was decided.
+    adaptive_state = models.JSONField(null=True, blank=True)
     # A dedicated assessor holds the topic while judging it, so two assessors never get the same pair.
     assessor = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
@@ -261,11 +276,15 @@ class Pair(models.Model):
     hit = models.ForeignKey(Hit, on_delete=models.SET_NULL, null=True, blank=True, related_name="open_pairs")
     winner = models.ForeignKey(Item, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
     judged_at = models.DateTimeField(null=True, blank=True)
+    # The adaptive mode asks one pair for several votes in a round, each its own row (0, 1, ...).
+    copy = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         ordering = ["round_id", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["round", "left", "right"], name="pair_once_per_round"),
+            models.UniqueConstraint(
+                fields=["round", "left", "right", "copy"], name="pair_copy_once_per_round"
+            ),
             models.CheckConstraint(condition=~Q(left=F("right")), name="pair_of_two_items"),
             models.CheckConstraint(
                 condition=Q(winner__isnull=True) | Q(winner=F("left")) | Q(winner=F("right")),

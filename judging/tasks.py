@@ -7,7 +7,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import OperationalError
 
-from judging.models import Campaign, CampaignTopic, Round
+from judging.models import CROWD_MODES, Campaign, CampaignTopic, Round
 
 TASK_OPTIONS = {
     "acks_late": True,
@@ -80,7 +80,7 @@ def campaign_advance_task(campaign_id: int) -> None:
 def campaign_advance_running_task() -> int:
     """Periodic safety net (celery beat): queue the recovery sweep of every running crowd campaign."""
     campaign_ids = list(
-        Campaign.objects.filter(status=Campaign.Status.RUNNING, mode=Campaign.Mode.CROWD).values_list(
+        Campaign.objects.filter(status=Campaign.Status.RUNNING, mode__in=CROWD_MODES).values_list(
             "pk", flat=True
         )
     )

@@ -44,6 +44,8 @@ class CampaignSerializer(serializers.ModelSerializer):
             "opponents",
             "culling",
             "max_rounds",
+            "max_votes",
+            "confidence",
             "seed",
             "preferences_per_hit",
             "challenges_per_hit",

@@ -12,13 +12,29 @@ the CLI simulator and a Celery task.
   ``stage1_close``: culling, reinstatement; ``stage2_rank``) -> ``preference_values``; the seeding rule
   (``candidate_order``, ``round_rng``, ``tournament_rng``, ``hit_rng``) beside it. The simulator and the
   database services both drive it.
+- Adaptive mode (``adaptive.py``): ``AdaptiveState`` -> ``adaptive_round_open`` -> ``adaptive_round_close``
+  with an ``ErrorModel`` from ``error_estimate``; pairs chosen from the confirmed comparison graph, a
+  sequential test per pair, ties after ``max_votes``.
 - Dedicated assessors (section 4.2): ``Tournament`` (resumable through ``to_state``/``from_state``).
 - Quality control and HITs: ``challenge_pick``, ``challenge_nonrelevant``, ``pack_hits``, ``hit_layout`` (``SlotLayout``).
 - Simulated assessors: ``PerfectOracle``, ``NoisyOracle``, ``ReplayOracle`` (logs via ``read_judgment_log``).
-- Whole campaigns: ``simulate_crowd``, ``simulate_tournament``, ``plan_campaign``; ``top_k_agreement`` scores a
+- Whole campaigns: ``simulate_crowd``, ``simulate_adaptive``, ``simulate_tournament``, ``plan_campaign``; ``top_k_agreement`` scores a
   campaign's top-k against an oracle.
 """
 
+from judging.engine.adaptive import (
+    DEFAULT_ADAPTIVE_PARAMS,
+    AdaptiveOpening,
+    AdaptiveParams,
+    AdaptiveState,
+    ErrorEvidence,
+    ErrorModel,
+    adaptive_rank,
+    adaptive_round_close,
+    adaptive_round_open,
+    error_estimate,
+    open_candidates,
+)
 from judging.engine.agreement import OracleAgreement, top_k_agreement
 from judging.engine.challenges import challenge_nonrelevant, challenge_pick, conversation_of
 from judging.engine.elimination import (
@@ -30,9 +46,9 @@ from judging.engine.elimination import (
     stage1_close,
     stage2_rank,
 )
-from judging.engine.hits import SlotLayout, hit_layout, pack_hits
+from judging.engine.hits import SlotLayout, hit_layout, pack_hits, pack_hits_distinct
 from judging.engine.judgment_log import JudgmentLogError, JudgmentRecord, read_judgment_log
-from judging.engine.oracles import NoisyOracle, Oracle, PerfectOracle, ReplayOracle
+from judging.engine.oracles import NoisyOracle, Oracle, PerfectOracle, ReplayOracle, fit_reversal_by_gap
 from judging.engine.pairing import pairing_graph
 from judging.engine.params import (
     CULLING_RULES,
@@ -52,12 +68,13 @@ from judging.engine.params import (
     plan_bounds_check,
     plan_work,
 )
-from judging.engine.planning import plan_campaign
+from judging.engine.planning import plan_adaptive, plan_campaign
 from judging.engine.seeding import candidate_order, hit_rng, round_rng, tournament_rng
 from judging.engine.simulation import (
     RoundRecord,
     SimulationResult,
     TopicOutcome,
+    simulate_adaptive,
     simulate_crowd,
     simulate_tournament,
 )
@@ -80,6 +97,19 @@ __all__ = [
     "MAX_TRIALS",
     "plan_bounds_check",
     "plan_work",
+    "DEFAULT_ADAPTIVE_PARAMS",
+    "AdaptiveOpening",
+    "AdaptiveParams",
+    "AdaptiveState",
+    "ErrorEvidence",
+    "ErrorModel",
+    "adaptive_rank",
+    "adaptive_round_close",
+    "adaptive_round_open",
+    "error_estimate",
+    "fit_reversal_by_gap",
+    "open_candidates",
+    "simulate_adaptive",
     "CULLING_RULES",
     "CrowdParams",
     "DEFAULT_HIT_SHAPE",
@@ -113,7 +143,9 @@ __all__ = [
     "hit_layout",
     "hit_rng",
     "pack_hits",
+    "pack_hits_distinct",
     "pairing_graph",
+    "plan_adaptive",
     "plan_campaign",
     "preference_values",
     "read_judgment_log",

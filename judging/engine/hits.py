@@ -4,7 +4,7 @@ section 4.3; docs/decisions.md "Challenges")."""
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -61,3 +61,50 @@ def pack_hits(queue: Sequence[T], *, preferences_per_hit: int = 10) -> list[list
     if preferences_per_hit < 1:
         raise ValueError(f"a HIT needs at least one preference (got {preferences_per_hit})")
     return [list(queue[i : i + preferences_per_hit]) for i in range(0, len(queue), preferences_per_hit)]
+
+
+def pack_hits_distinct(
+    queue: Sequence[T], *, preferences_per_hit: int = 10, key: Callable[[T], Hashable]
+) -> list[list[T]]:
+    """``pack_hits`` for a queue in which one pair may come several times (the adaptive mode's repeat votes,
+    each for a different worker): in queue order, but an item whose ``key`` the HIT being filled already
+    holds waits for the next HIT, so no HIT shows a pair twice. Only the last HITs may be partial."""
+    if preferences_per_hit < 1:
+        raise ValueError(f"a HIT needs at least one preference (got {preferences_per_hit})")
+    hits: list[list[T]] = []
+    waiting: list[T] = []
+    current: list[T] = []
+    keys: set[Hashable] = set()
+
+    def refill() -> None:
+        nonlocal waiting
+        rest = []
+        for other in waiting:
+            if len(current) < preferences_per_hit and key(other) not in keys:
+                current.append(other)
+                keys.add(key(other))
+            else:
+                rest.append(other)
+        waiting = rest
+
+    def flush() -> None:
+        nonlocal current
+        hits.append(current)
+        current = []
+        keys.clear()
+        refill()
+
+    for item in queue:
+        if key(item) in keys:
+            waiting.append(item)
+            continue
+        current.append(item)
+        keys.add(key(item))
+        while len(current) >= preferences_per_hit:
+            flush()
+    while current or waiting:
+        if current:
+            flush()
+        else:
+            refill()
+    return hits

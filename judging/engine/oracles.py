@@ -43,7 +43,7 @@ class NoisyOracle:
     """An assessor that errs: it answers like ``PerfectOracle`` and then reverses the answer with an
     error probability.
 
-    Two error models (give exactly one):
+    Three error models (give exactly one):
     - ``error_rate=e``: every judgment is reversed with probability e, whatever the items (the
       "random flips" judge of Rashidi, Zobel and Moffat, "The Impact of Judgment Variability on the Consistency of Offline Effectiveness Measures",
       moved from binary labels to preferences).
@@ -53,6 +53,9 @@ class NoisyOracle:
       Phi(-d * gap / sqrt(2)). Equal levels (gap 0) are a coin flip; distant levels are rarely
       confused. Levels are the ranks of the topic's distinct positive values (1 = lowest positive
       level, values <= 0 or missing are level 0), so the coding of values (4 vs 50) does not matter.
+    - ``reversal_by_gap={gap: p}``: the probability of a reversal for each level gap, as measured on a real
+      crowd's log by ``fit_reversal_by_gap`` (a gap the table lacks takes the nearest smaller gap's value, or
+      the smallest gap's).
     Randomness comes from ``rng``; the same seed and call sequence give the same answers.
     """
 
@@ -63,9 +66,15 @@ class NoisyOracle:
         rng: random.Random,
         error_rate: float | None = None,
         discriminability: float | None = None,
+        reversal_by_gap: Mapping[int, float] | None = None,
     ) -> None:
-        if (error_rate is None) == (discriminability is None):
-            raise ValueError("give exactly one of error_rate and discriminability")
+        if sum(model is not None for model in (error_rate, discriminability, reversal_by_gap)) != 1:
+            raise ValueError("give exactly one of error_rate, discriminability and reversal_by_gap")
+        if reversal_by_gap is not None and (
+            not reversal_by_gap or any(not 0.0 <= p <= 1.0 for p in reversal_by_gap.values())
+        ):
+            raise ValueError("reversal_by_gap needs at least one gap, each probability in [0, 1]")
+        self.reversal_by_gap = dict(sorted(reversal_by_gap.items())) if reversal_by_gap is not None else None
         if error_rate is not None and not 0.0 <= error_rate <= 1.0:
             raise ValueError(f"error_rate must be in [0, 1] (got {error_rate})")
         if discriminability is not None and discriminability <= 0:
@@ -84,9 +93,12 @@ class NoisyOracle:
         """The probability that this oracle reverses the consistent answer for the pair."""
         if self.error_rate is not None:
             return self.error_rate
-        assert self.discriminability is not None  # exactly one model is given (checked on creation)
         levels = self._levels.get(topic_id, {})
         gap = abs(levels.get(a, 0) - levels.get(b, 0))
+        if self.reversal_by_gap is not None:
+            known = [g for g in self.reversal_by_gap if g <= gap]
+            return self.reversal_by_gap[known[-1] if known else next(iter(self.reversal_by_gap))]
+        assert self.discriminability is not None  # exactly one model is given (checked on creation)
         return NormalDist().cdf(-self.discriminability * gap / 2**0.5)
 
     def prefer(self, topic_id: str, a: str, b: str) -> str:
@@ -94,6 +106,30 @@ class NoisyOracle:
         if self._rng.random() < self.error_probability(topic_id, a, b):
             return b if winner == a else a
         return winner
+
+
+def fit_reversal_by_gap(
+    records: Iterable[JudgmentRecord], values: Mapping[str, Mapping[str, float]]
+) -> dict[int, dict[str, float]]:
+    """Measure, on a judgment log, how often a judge reverses the order of ``values`` (the preference levels
+    of ``NoisyOracle``), by the pair's difference of level: ``{gap: {"judgments": n, "reversals": r,
+    "p": (r + 0.5) / (n + 1)}}``. At gap 0 the two items share a level and the "right" answer is the
+    ``PerfectOracle`` tie-break (the smaller docid), so p near 0.5 is what a crowd without a preference gives.
+    Judgments of topics missing from ``values`` are skipped."""
+    perfect = PerfectOracle(values)
+    levels_of = NoisyOracle(values, rng=random.Random(0), error_rate=0.0)._levels
+    counts: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+    for record in records:
+        if record.topic not in values:
+            continue
+        levels = levels_of.get(record.topic, {})
+        gap = abs(levels.get(record.winner, 0) - levels.get(record.loser, 0))
+        counts[gap][0] += 1
+        counts[gap][1] += perfect.prefer(record.topic, record.winner, record.loser) != record.winner
+    return {
+        gap: {"judgments": n, "reversals": r, "p": (r + 0.5) / (n + 1)}
+        for gap, (n, r) in sorted(counts.items())
+    }
 
 
 class ReplayOracle:

@@ -11,9 +11,10 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from judging.engine.oracles import PerfectOracle
+from judging.engine.adaptive import AdaptiveParams
+from judging.engine.oracles import NoisyOracle, Oracle, PerfectOracle
 from judging.engine.params import DEFAULT_HIT_SHAPE, DEFAULT_PRICING, CrowdParams, HitShape, Pricing
-from judging.engine.simulation import SimulationResult, simulate_crowd
+from judging.engine.simulation import SimulationResult, simulate_adaptive, simulate_crowd
 from judging.engine.tournament import tournament_judgment_bound
 
 
@@ -186,3 +187,87 @@ def _proportion_se(missed: Counter[str], topics: list[str], trials: int) -> floa
         return 0.0
     variance = sum((missed[t] / trials) * (1 - missed[t] / trials) / trials for t in topics)
     return math.sqrt(variance) / len(topics)
+
+
+def plan_adaptive(
+    pool_sizes: Mapping[str, int],
+    *,
+    params: AdaptiveParams,
+    trials: int,
+    rng: random.Random,
+    hit_shape: HitShape = DEFAULT_HIT_SHAPE,
+    pricing: Pricing = DEFAULT_PRICING,
+    error_rate: float = 0.0,
+) -> dict[str, Any]:
+    """Monte-Carlo plan of an adaptive campaign (``adaptive.py``): each trial gives every topic a fresh random
+    strict order and runs ``simulate_adaptive`` with a crowd that reverses each judgment with probability
+    ``error_rate`` (0: a consistent crowd). Returns ``judgments``, ``hits``, ``cost_usd``, ``rounds`` (means,
+    ``*_sd``, ``judgments_min``/``judgments_max``), ``pairs_tied`` (mean) and the miss risk: ``p_lost`` (mean
+    over topics with a pool of the probability that the output misses a true top-min(k, |C|) item, with
+    ``p_lost_se``, ``p_lost_any_topic``, ``p_lost_by_rank``, ``p_lost_per_topic``); ``p_miss`` equals it (the
+    adaptive mode has no culling round to report apart). A consistent crowd never loses an item: every
+    elimination rests on k confirmed betters."""
+    params.validate()
+    if trials < 1:
+        raise ValueError(f"trials must be at least 1 (got {trials})")
+    if not 0 <= error_rate < 0.5:
+        raise ValueError(f"error rate must be in [0, 0.5) (got {error_rate})")
+    topics = sorted(pool_sizes)
+    totals: dict[str, list[float]] = defaultdict(list)
+    lost = _MissTally()
+    for _ in range(trials):
+        true_orders = {}
+        for topic in topics:
+            order = [f"{topic}#{i}" for i in range(pool_sizes[topic])]
+            rng.shuffle(order)
+            true_orders[topic] = order
+        values = {
+            topic: {docid: float(len(order) - i) for i, docid in enumerate(order)}
+            for topic, order in true_orders.items()
+        }
+        oracle: Oracle = (
+            NoisyOracle(values, rng=random.Random(rng.randrange(2**32)), error_rate=error_rate)
+            if error_rate
+            else PerfectOracle(values)
+        )
+        result = simulate_adaptive(
+            {topic: sorted(order) for topic, order in true_orders.items()},
+            oracle,
+            params=params,
+            seed=rng.randrange(2**32),
+            hit_shape=hit_shape,
+            pricing=pricing,
+        )
+        for name in ("judgments", "hits", "cost_usd", "rounds"):
+            totals[name].append(float(getattr(result, name)))
+        totals["pairs_tied"].append(float(result.vote_counts()["pairs_tied"]))
+        lost.add_trial(
+            true_orders,
+            params.k,
+            {t: set(true_orders[t]) - {item.docid for item in result.topics[t].ranked} for t in topics},
+        )
+    judged_topics = [t for t in topics if pool_sizes[t] > 0]
+    plan: dict[str, Any] = {
+        "mode": "adaptive",
+        "k": params.k,
+        "F": params.F,
+        "max_votes": params.max_votes,
+        "confidence": params.confidence,
+        "error_rate": error_rate,
+        "trials": trials,
+        "topics": len(topics),
+        "candidates": sum(pool_sizes.values()),
+    }
+    for name, values_ in totals.items():
+        plan[name] = statistics.fmean(values_)
+        plan[f"{name}_sd"] = statistics.stdev(values_) if len(values_) > 1 else 0.0
+    plan["judgments_min"] = int(min(totals["judgments"]))
+    plan["judgments_max"] = int(max(totals["judgments"]))
+    plan["cost_usd"] = round(plan["cost_usd"], 2)
+    report = lost.report("p_lost", judged_topics, trials)
+    plan.update(report)
+    plan["p_miss"] = report["p_lost"]
+    plan["tournament_judgment_bound"] = sum(
+        tournament_judgment_bound(pool_sizes[t], params.k) for t in topics
+    )
+    return plan

@@ -32,3 +32,8 @@ def tournament_rng(*, seed: int, topic_id: str) -> random.Random:
 def hit_rng(*, seed: int, number: int) -> random.Random:
     """The random source of HIT ``number`` (1-based within a campaign): its challenges and layout."""
     return random.Random(f"{seed}:hit:{number}")
+
+
+def audit_rng(*, seed: int, topic_id: str, number: int) -> random.Random:
+    """The random source of round ``number`` of an adaptive topic's audits: which new pairs get a second vote."""
+    return random.Random(f"{seed}:{topic_id}:audit:{number}")

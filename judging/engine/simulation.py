@@ -7,14 +7,28 @@ all topics are packed into HITs, the oracle judges them, and every topic closes 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
+from judging.engine.adaptive import (
+    AdaptiveParams,
+    AdaptiveState,
+    ErrorEvidence,
+    ErrorModel,
+    Pair,
+    adaptive_round_close,
+    adaptive_round_open,
+    assign_workers,
+    error_estimate,
+    open_candidates,
+    shuffled_workers,
+)
 from judging.engine.challenges import challenge_pick
 from judging.engine.elimination import RankedItem, preference_values
-from judging.engine.hits import hit_layout, pack_hits
+from judging.engine.hits import hit_layout, pack_hits, pack_hits_distinct
 from judging.engine.oracles import Oracle
 from judging.engine.params import DEFAULT_HIT_SHAPE, DEFAULT_PRICING, CrowdParams, HitShape, Pricing
 from judging.engine.seeding import candidate_order, hit_rng, tournament_rng
@@ -76,6 +90,8 @@ class SimulationResult:
     challenge_failures: int = 0
     cost_usd: Decimal = Decimal(0)
     rounds: int = 0
+    adaptive_states: dict[str, AdaptiveState] = field(default_factory=dict)
+    error_rate: float | None = None
 
     @property
     def judgments(self) -> int:
@@ -125,9 +141,34 @@ class SimulationResult:
                 reinstatements=sum(len(t.reinstated) for t in outcomes),
                 topics_with_reinstatement=sum(1 for t in outcomes if t.reinstated),
             )
-        else:
+        elif self.mode == "tournament":
             summary["judgment_bound"] = sum(tournament_judgment_bound(t.pool_size, self.k) for t in outcomes)
+        summary.update(self.vote_counts())
+        if self.error_rate is not None:
+            summary["estimated_error_rate"] = round(self.error_rate, 6)
         return summary
+
+    def vote_counts(self) -> dict[str, int]:
+        """``max_votes_per_pair`` (votes of one pair of one topic over the whole campaign), ``pairs_tied``
+        (pairs that ended as ties) and ``repeat_pairs_same_worker`` (pairs one worker judged twice: 0)."""
+        if self.adaptive_states:
+            votes = [v for state in self.adaptive_states.values() for v in state.votes.values()]
+            return {
+                "max_votes_per_pair": max((len(v) for v in votes), default=0),
+                "pairs_tied": sum(
+                    1 for state in self.adaptive_states.values() for w in state.decided.values() if w is None
+                ),
+                "repeat_pairs_same_worker": sum(1 for v in votes if len({w for _, w in v}) < len(v)),
+            }
+        counts: Counter[tuple[str, frozenset[str]]] = Counter(
+            (topic, frozenset(pair)) for topic, t in self.topics.items() for r in t.rounds for pair in r.pairs
+        )
+        return {
+            "max_votes_per_pair": max(counts.values(), default=1 if self.judgments else 0),
+            "pairs_tied": 0,
+            # Every judgment of the crowd and tournament simulations comes from its own simulated worker.
+            "repeat_pairs_same_worker": 0,
+        }
 
 
 class _CrowdTopic:
@@ -278,3 +319,118 @@ def simulate_tournament(
             judgments=tournament.judgment_count,
         )
     return SimulationResult(mode="tournament", k=k, topics=outcomes, rounds=1 if outcomes else 0)
+
+
+def simulate_adaptive(
+    pools: Mapping[str, Sequence[str]],
+    oracle: Oracle,
+    *,
+    params: AdaptiveParams,
+    seed: int,
+    hit_shape: HitShape = DEFAULT_HIT_SHAPE,
+    pricing: Pricing = DEFAULT_PRICING,
+    nonrelevant: Mapping[str, Sequence[str]] | None = None,
+    workers: int = 100,
+) -> SimulationResult:
+    """Run the adaptive mode (``adaptive.py``) over ``pools`` with ``oracle`` as the crowd.
+
+    Campaign rounds are synchronised waves, as in ``simulate_crowd``: every open topic opens its round
+    (``adaptive_round_open``), the votes of all topics are packed into HITs (topics in sorted order; a pair's
+    repeat votes of one round are spread over HITs so that no HIT holds a pair twice), HIT number n draws its
+    challenges and layout from ``hit_rng(seed, n)`` and is taken by the first of ``workers`` simulated workers,
+    in an order drawn from the same source, who has judged none of its pairs (a fresh worker when all have).
+    The error estimate (``error_estimate``: challenge failures and disagreement on repeated pairs) is updated
+    after each wave; then every topic closes its round with it. cost = hits * (pay + fee)."""
+    params.validate()
+    hit_shape.validate()
+    nonrelevant = nonrelevant or {}
+    states = {
+        topic: AdaptiveState(topic=topic, candidates=tuple(candidate_order(pools[topic])))
+        for topic in sorted(pools)
+    }
+    outcomes = {topic: TopicOutcome(topic=topic, pool_size=len(pools[topic])) for topic in states}
+    result = SimulationResult(mode="adaptive", k=params.k, topics=outcomes)
+    evidence = ErrorEvidence()
+    errors = ErrorModel()
+    judged: dict[tuple[str, Pair], set[str]] = {}
+    pool_workers = [f"worker-{i}" for i in range(workers)]
+    extra_workers = 0
+    active = set(states)
+    while active:
+        openings = {}
+        for topic in sorted(active):
+            opening = adaptive_round_open(states[topic], params=params, seed=seed, errors=errors)
+            if opening.ranked is not None:
+                outcomes[topic].ranked = opening.ranked
+                active.discard(topic)
+            else:
+                openings[topic] = opening
+        if not openings:
+            break
+        result.rounds += 1
+        copies = max(request.votes for opening in openings.values() for request in opening.requests)
+        queue = [
+            (topic, request.pair)
+            for copy in range(copies)
+            for topic, opening in openings.items()
+            for request in opening.requests
+            if request.votes > copy
+        ]
+        answers: dict[str, list[tuple[str, str, str, str]]] = {topic: [] for topic in openings}
+        for hit in pack_hits_distinct(
+            queue, preferences_per_hit=hit_shape.preferences, key=lambda item: item
+        ):
+            result.hits += 1
+            rng = hit_rng(seed=seed, number=result.hits)
+            worker = assign_workers(hit, judged, shuffled_workers(rng, pool_workers))
+            if worker is None:
+                worker = f"extra-worker-{extra_workers}"
+                extra_workers += 1
+            hit_topics = sorted({topic for topic, _ in hit})
+            challenges = []
+            for _ in range(hit_shape.challenges):
+                topic = rng.choice(hit_topics)
+                pick = challenge_pick(
+                    open_candidates(states[topic], k=params.k), nonrelevant.get(topic, ()), rng
+                )
+                if pick is not None:
+                    challenges.append((topic, pick))
+            slots = hit_layout([pair for _, pair in hit], [pick for _, pick in challenges], rng=rng)
+            for slot in slots:
+                if slot.is_challenge:
+                    topic, (expected, _) = challenges[slot.source_index]
+                    result.challenges += 1
+                    failed = oracle.prefer(topic, slot.left, slot.right) != expected
+                    result.challenge_failures += failed
+                    evidence.challenge(worker, failed=failed)
+                else:
+                    topic, (a, b) = hit[slot.source_index]
+                    winner = oracle.prefer(topic, slot.left, slot.right)
+                    answers[topic].append((a, b, winner, worker))
+                    judged.setdefault((topic, (a, b)), set()).add(worker)
+        errors = error_estimate(evidence, states.values())
+        for topic, opening in openings.items():
+            before = states[topic]
+            states[topic] = adaptive_round_close(
+                before,
+                number=opening.number,
+                stage=opening.stage,
+                votes=answers[topic],
+                params=params,
+                errors=errors,
+            )
+            outcomes[topic].judgments += len(answers[topic])
+            outcomes[topic].rounds.append(
+                RoundRecord(
+                    stage=opening.stage,
+                    pool_size=len(open_candidates(before, k=params.k)),
+                    judgments=len(answers[topic]),
+                    pairs=tuple(request.pair for request in opening.requests),
+                    outcomes=tuple((w, b if w == a else a) for a, b, w, _ in answers[topic]),
+                )
+            )
+        errors = error_estimate(evidence, states.values())
+    result.cost_usd = pricing.cost(result.hits)
+    result.adaptive_states = states
+    result.error_rate = errors.rate
+    return result

@@ -6,7 +6,8 @@
 - ``workers``: worker analytics;
 - ``access``: researchers and the campaigns visible to them; ``actions``: what a campaign's status allows;
 - ``judge``: what judges see in the browser;
-- ``forecast``: the planner's forecast of what is left.
+- ``forecast``: the planner's forecast of what is left;
+- ``adaptive``: per topic of an adaptive campaign, what is open, out and tied.
 
 Every public name is re-exported here, so ``from judging.selectors import X`` works whatever module X is in."""
 
@@ -17,6 +18,7 @@ from judging.selectors.access import (
     user_is_researcher,
 )
 from judging.selectors.actions import ACTIONS_BY_STATUS, campaign_allowed_actions
+from judging.selectors.adaptive import AdaptiveTopicRow, campaign_adaptive_topics
 from judging.selectors.forecast import Forecast, campaign_forecast
 from judging.selectors.judge import (
     JUDGE_ROLES,
@@ -60,6 +62,8 @@ __all__ = [
     "Spend",
     "campaign_allowed_actions",
     "campaign_spend",
+    "AdaptiveTopicRow",
+    "campaign_adaptive_topics",
     "JUDGE_ROLES",
     "PREFERENCE_KINDS",
     "RESEARCHERS_GROUP",

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.db.models import Exists, OuterRef, QuerySet
 
 from judging.models import (
+    CROWD_MODES,
     Assignment,
     Campaign,
     CampaignTopic,
@@ -35,10 +36,12 @@ def judge_has_judged(*, user) -> bool:
 
 
 def campaign_list_judgeable(*, mode: str, provider: str = Campaign.Provider.LOCAL) -> QuerySet[Campaign]:
-    """Running campaigns of one mode that logged-in judges work on, oldest first."""
-    return Campaign.objects.filter(status=Campaign.Status.RUNNING, mode=mode, provider=provider).order_by(
-        "created_at", "pk"
-    )
+    """Running campaigns of one mode that logged-in judges work on, oldest first; ``crowd`` includes the
+    adaptive mode, whose HITs crowd workers take the same way."""
+    modes = CROWD_MODES if mode == Campaign.Mode.CROWD else (mode,)
+    return Campaign.objects.filter(
+        status=Campaign.Status.RUNNING, mode__in=modes, provider=provider
+    ).order_by("created_at", "pk")
 
 
 def judge_overview(*, roles: frozenset[str]) -> list[dict[str, object]]:

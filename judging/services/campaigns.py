@@ -13,9 +13,11 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from judging.engine import (
+    DEFAULT_ADAPTIVE_PARAMS,
     DEFAULT_HIT_SHAPE,
     DEFAULT_PARAMS,
     DEFAULT_PRICING,
+    AdaptiveParams,
     CrowdParams,
     HitShape,
     Pricing,
@@ -44,6 +46,8 @@ def campaign_create(
     opponents: int = DEFAULT_PARAMS.P,
     culling: str = DEFAULT_PARAMS.culling,
     max_rounds: int = DEFAULT_PARAMS.max_rounds,
+    max_votes: int = DEFAULT_ADAPTIVE_PARAMS.max_votes,
+    confidence: float = DEFAULT_ADAPTIVE_PARAMS.confidence,
     seed: int = 0,
     preferences_per_hit: int = DEFAULT_HIT_SHAPE.preferences,
     challenges_per_hit: int = DEFAULT_HIT_SHAPE.challenges,
@@ -58,9 +62,11 @@ def campaign_create(
     """Create a draft campaign; raises ``CampaignConfigError`` naming the broken rule (F > P > k >= 1,
     at least one preference per HIT, prices finite and not negative, a budget that pays for at least one
     HIT, hence a HIT that costs something when there is a budget, a known mode, culling rule and crowd
-    provider). Defaults are the engine's (``judging.engine.params``)."""
+    provider; for every mode, max votes >= 1 and a confidence strictly between 0.5 and 1, which the adaptive
+    mode uses). Defaults are the engine's (``judging.engine.params``)."""
     try:
         CrowdParams(k=k, F=final_stage_size, P=opponents, culling=culling, max_rounds=max_rounds).validate()
+        AdaptiveParams(k=k, max_votes=max_votes, confidence=confidence).validate()
         HitShape(preferences=preferences_per_hit, challenges=challenges_per_hit).validate()
         Pricing(pay_per_hit=Decimal(pay_per_hit_usd), fee=Decimal(fee_per_hit_usd)).validate(
             budget=None if budget_usd is None else Decimal(budget_usd)
@@ -77,6 +83,8 @@ def campaign_create(
         opponents=opponents,
         culling=culling,
         max_rounds=max_rounds,
+        max_votes=max_votes,
+        confidence=confidence,
         seed=seed,
         preferences_per_hit=preferences_per_hit,
         challenges_per_hit=challenges_per_hit,
@@ -111,7 +119,7 @@ def campaign_start(*, campaign: Campaign, topic_ids: Sequence[str] | None = None
     campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
     if campaign.status != Campaign.Status.DRAFT:
         return campaign
-    if campaign.mode == Campaign.Mode.CROWD:
+    if campaign.is_crowd:
         try:
             Pricing(pay_per_hit=campaign.pay_per_hit_usd, fee=campaign.fee_per_hit_usd).validate(
                 budget=campaign.budget_usd
@@ -151,11 +159,11 @@ def campaign_start(*, campaign: Campaign, topic_ids: Sequence[str] | None = None
         ]
     )
     for campaign_topic in CampaignTopic.objects.filter(campaign=campaign).select_related("campaign", "topic"):
-        if campaign.mode == Campaign.Mode.CROWD:
+        if campaign.is_crowd:
             round_open(campaign_topic=campaign_topic)
         else:
             tournament_open(campaign_topic=campaign_topic)
-    if campaign.mode == Campaign.Mode.CROWD:
+    if campaign.is_crowd:
         transaction.on_commit(lambda: hit_build_task.delay(campaign.pk))
     campaign.refresh_from_db()
     return campaign
@@ -173,7 +181,7 @@ def campaign_advance(*, campaign: Campaign) -> dict[str, int]:
     step is its own transaction and idempotent, so this is the recovery after a crash or a lost task, and
     the periodic safety net. Returns how many rounds were opened and closed and HITs built."""
     counts = {"rounds_opened": 0, "rounds_closed": 0, "hits_expired": 0, "hits_built": 0}
-    if campaign.mode != Campaign.Mode.CROWD:
+    if not campaign.is_crowd:
         return counts
     open_rounds = Round.objects.filter(campaign_topic=OuterRef("pk"), closed_at__isnull=True)
     stalled = (

@@ -19,7 +19,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from judging.crowd import CrowdProvider, CrowdRequestError, Work, WorkStatus
-from judging.models import Assignment, Campaign, Hit, Worker
+from judging.models import CROWD_MODES, Assignment, Campaign, Hit, Worker
 from judging.services.errors import CampaignStateError
 from judging.services.exclusions import worker_list_excluded_for
 from judging.services.judgments import worker_get_or_create
@@ -91,7 +91,7 @@ def campaign_sync(*, campaign: Campaign, provider: CrowdProvider | None = None) 
 def _campaign_sync(*, campaign: Campaign, provider: CrowdProvider | None) -> SyncReport:
     campaign.refresh_from_db()
     report = SyncReport(campaign=campaign.name, provider=campaign.provider)
-    if campaign.mode != Campaign.Mode.CROWD or campaign.status == Campaign.Status.DRAFT:
+    if not campaign.is_crowd or campaign.status == Campaign.Status.DRAFT:
         return report
     if campaign.provider == Campaign.Provider.LOCAL:
         # The local crowd is approved as soon as its answers are stored: nothing to ask anybody.
@@ -328,7 +328,7 @@ def campaign_ids_to_sync() -> list[int]:
     open_published = Hit.objects.filter(
         campaign=OuterRef("pk"), status=Hit.Status.OPEN, published_at__isnull=False
     )
-    campaigns = Campaign.objects.filter(mode=Campaign.Mode.CROWD).filter(
+    campaigns = Campaign.objects.filter(mode__in=CROWD_MODES).filter(
         Q(status__in=(Campaign.Status.RUNNING, Campaign.Status.PAUSED))
         | Q(status=Campaign.Status.DONE) & (Exists(unpaid) | Exists(open_published))
     )

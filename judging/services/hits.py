@@ -24,6 +24,7 @@ from judging.engine import (
     hit_layout,
     hit_rng,
     pack_hits,
+    pack_hits_distinct,
 )
 from judging.models import Assignment, Campaign, Candidate, Hit, HitSlot, Pair
 from pools.models import GradedJudgment, Topic
@@ -39,19 +40,35 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
     discarded HITs at pay plus fee); the rest of the queue waits. The campaign row is locked, so a pair lands
     in one HIT only. Returns the new HITs (none when nothing is queued: running it twice changes nothing)."""
     campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
-    if campaign.status != Campaign.Status.RUNNING or campaign.mode != Campaign.Mode.CROWD:
+    if campaign.status != Campaign.Status.RUNNING or not campaign.is_crowd:
         return []
-    queue = list(
-        Pair.objects.filter(
-            round__campaign_topic__campaign=campaign,
-            round__closed_at__isnull=True,
-            hit__isnull=True,
-            winner__isnull=True,
-        )
-        .order_by("pk")
-        .values_list("pk", "left__docid", "right__docid", "round__campaign_topic__topic_id")
+    queued = Pair.objects.filter(
+        round__campaign_topic__campaign=campaign,
+        round__closed_at__isnull=True,
+        hit__isnull=True,
+        winner__isnull=True,
     )
-    chunks = pack_hits(queue, preferences_per_hit=campaign.preferences_per_hit)[:max_hits]
+    if campaign.mode == Campaign.Mode.ADAPTIVE:
+        # A pair's repeat votes (copies) go to different HITs, hence to different workers: first copies first.
+        rows = list(
+            queued.order_by("copy", "pk").values_list(
+                "pk", "left__docid", "right__docid", "round__campaign_topic__topic_id", "round_id"
+            )
+        )
+        queue = [row[:4] for row in rows]
+        round_of = {row[0]: row[4] for row in rows}
+        chunks = pack_hits_distinct(
+            queue,
+            preferences_per_hit=campaign.preferences_per_hit,
+            key=lambda row: (round_of[row[0]], row[1], row[2]),
+        )[:max_hits]
+    else:
+        queue = list(
+            queued.order_by("pk").values_list(
+                "pk", "left__docid", "right__docid", "round__campaign_topic__topic_id"
+            )
+        )
+        chunks = pack_hits(queue, preferences_per_hit=campaign.preferences_per_hit)[:max_hits]
     if campaign.budget_usd is not None:
         # Open HITs will be paid once submitted, so they count against the budget with the paid ones.
         committed = Hit.objects.filter(campaign=campaign).exclude(status=Hit.Status.EXPIRED).count()

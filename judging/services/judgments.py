@@ -138,13 +138,26 @@ def _open_hits(*, campaign_id: int, worker: Worker, now: datetime) -> QuerySet[H
         worker=worker,
         status__in=(Assignment.Status.EXPIRED, Assignment.Status.DISCARDED),
     )
-    return (
+    hits = (
         Hit.objects.filter(campaign_id=campaign_id, status=Hit.Status.OPEN)
         .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
         .exclude(Exists(live))
         .filter(~Exists(not_counted) | ~Exists(judged_before))
         .order_by("number")
     )
+    if Campaign.objects.filter(pk=campaign_id, mode=Campaign.Mode.ADAPTIVE).exists():
+        # The adaptive mode asks a pair again only of workers who have not judged it ("Human Preferences as
+        # Dueling Bandits", section 4: each repeat needs another assessor): no HIT holding a pair of a topic
+        # that this worker already answered, in any round.
+        same_pair = Judgment.objects.filter(
+            assignment__worker=worker,
+            slot__pair__round__campaign_topic_id=OuterRef("round__campaign_topic_id"),
+            slot__pair__left_id=OuterRef("left_id"),
+            slot__pair__right_id=OuterRef("right_id"),
+        )
+        seen = Pair.objects.filter(hit=OuterRef("pk")).filter(Exists(same_pair))
+        hits = hits.exclude(Exists(seen))
+    return hits
 
 
 def _open_hit_take(hits: QuerySet[Hit], *, worker: Worker, now: datetime) -> Assignment | None:

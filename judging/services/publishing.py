@@ -155,7 +155,7 @@ def campaign_publish(
     Raises ``CampaignStateError`` for a campaign that is not running, ``CrowdConfigError`` for a missing
     credential or an http public URL, ``CrowdTransientError`` when the provider stays unreachable."""
     campaign.refresh_from_db()
-    if campaign.mode != Campaign.Mode.CROWD:
+    if not campaign.is_crowd:
         raise CampaignStateError(f"campaign {campaign.name!r} is a {campaign.mode} campaign: no crowd HITs")
     if campaign.status not in PUBLISHABLE_STATES:
         raise CampaignStateError(

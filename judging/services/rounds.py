@@ -11,15 +11,26 @@ advance it exactly once. Each step re-reads the state it acts on, so running it 
 from __future__ import annotations
 
 from django.db import transaction
+from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
-from judging.engine import RoundPlan, TopicState, topic_round_close
-from judging.models import CampaignTopic, Candidate, Round
+from judging.engine import (
+    RoundPlan,
+    TopicState,
+    adaptive_round_close,
+    open_candidates,
+    topic_round_close,
+)
+from judging.models import Assignment, CampaignTopic, Candidate, Judgment, Round
 from judging.services.topic_state import (
     FINISHED_STATES,
+    adaptive_params,
+    adaptive_state_load,
+    campaign_error_model,
     campaign_params,
     round_open,
     topic_close,
+    worker_key,
 )
 from judging.tasks import hit_build_task
 
@@ -33,10 +44,7 @@ def round_generate(*, campaign_topic: CampaignTopic) -> Round | None:
         .select_related("campaign", "topic")
         .get(pk=campaign_topic.pk)
     )
-    if (
-        campaign_topic.state in FINISHED_STATES
-        or campaign_topic.campaign.mode != campaign_topic.campaign.Mode.CROWD
-    ):
+    if campaign_topic.state in FINISHED_STATES or not campaign_topic.campaign.is_crowd:
         return None
     open_round = campaign_topic.rounds.filter(closed_at__isnull=True).first()
     if open_round is not None:
@@ -63,6 +71,9 @@ def round_close_if_complete(*, round: Round) -> bool:
     if any(winner is None for _, _, winner in pairs):
         return False
     campaign = campaign_topic.campaign
+    if campaign.mode == campaign.Mode.ADAPTIVE:
+        _adaptive_round_close(campaign_topic=campaign_topic, round=round)
+        return True
     # The state before this round: its active candidates in stored order (what ``topic_state_load`` reads),
     # with the item ids the next round's pairs need, in one query.
     candidates = list(
@@ -107,3 +118,49 @@ def round_close_if_complete(*, round: Round) -> bool:
         round.save(update_fields=["outcome", "closed_at"])
         topic_close(campaign_topic=campaign_topic, ranked=closing.ranked)
     return True
+
+
+def _adaptive_round_close(*, campaign_topic: CampaignTopic, round: Round) -> None:
+    """Close a complete adaptive round: add its votes (with the worker of each counted judgment) to the topic's
+    stored state, decide what the sequential test settles (``adaptive_round_close``), mark the candidates that
+    left (k others confirmed above them), and open the next round or finish the topic. The caller holds the
+    topic's lock."""
+    campaign = campaign_topic.campaign
+    counted = Judgment.objects.filter(
+        slot__pair=OuterRef("pk"), assignment__status=Assignment.Status.ACCEPTED
+    ).values("assignment__worker_id")[:1]
+    votes = [
+        (left, right, winner, worker_key(worker_id))
+        for left, right, winner, worker_id in round.pairs.annotate(worker_id=Subquery(counted))
+        .order_by("pk")
+        .values_list("left__docid", "right__docid", "winner__docid", "worker_id")
+    ]
+    params = adaptive_params(campaign)
+    before = adaptive_state_load(campaign_topic=campaign_topic)
+    after = adaptive_round_close(
+        before,
+        number=round.number,
+        stage=round.stage,
+        votes=votes,
+        params=params,
+        errors=campaign_error_model(campaign=campaign),
+    )
+    campaign_topic.adaptive_state = after.to_json()
+    campaign_topic.save(update_fields=["adaptive_state", "updated_at"])
+    still_open = open_candidates(after, k=params.k)
+    out = [docid for docid in open_candidates(before, k=params.k) if docid not in set(still_open)]
+    Candidate.objects.filter(campaign_topic=campaign_topic, item__docid__in=out, is_active=True).update(
+        is_active=False, culled_in_round=round.number
+    )
+    decided = [key for key in after.decided if key not in before.decided]
+    round.closed_at = timezone.now()
+    round.outcome = {
+        "open": still_open,
+        "out": out,
+        "confirmed": [[*key, after.decided[key]] for key in decided if after.decided[key] is not None],
+        "tied": [list(key) for key in decided if after.decided[key] is None],
+    }
+    round.save(update_fields=["outcome", "closed_at"])
+    if round_open(campaign_topic=campaign_topic):
+        campaign_id = campaign.pk
+        transaction.on_commit(lambda: hit_build_task.delay(campaign_id))

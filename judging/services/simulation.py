@@ -18,6 +18,8 @@ from judging.services.judgments import assignment_submit, hit_assign_next, worke
 from judging.services.tournaments import tournament_judgment_submit, tournament_next_pair
 
 SIMULATED_PROVIDER = "simulated"
+# How many workers may join an adaptive campaign beyond ``worker_count`` when all at hand judged a pair before.
+MAX_EXTRA_WORKERS = 1000
 
 
 class CampaignStalledError(JudgingError):
@@ -68,6 +70,17 @@ def campaign_simulate(
                 break
             if drive:
                 counts = campaign_advance(campaign=campaign)
+                if (
+                    not any(counts.values())
+                    and campaign.mode == Campaign.Mode.ADAPTIVE
+                    and Hit.objects.filter(campaign=campaign, status=Hit.Status.OPEN).exists()
+                    and created < worker_count + MAX_EXTRA_WORKERS
+                ):
+                    # Every worker at hand judged a pair of the open HITs before (adaptive repeat votes go to
+                    # workers who have not): a new worker joins, as a real crowd's would.
+                    workers.append(_simulated_worker(campaign, created))
+                    created += 1
+                    continue
                 if not any(counts.values()):
                     campaign.refresh_from_db(fields=["status"])
                     if campaign.status != Campaign.Status.DONE:

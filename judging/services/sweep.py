@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from datetime import datetime
 
-from judging.models import Campaign
+from judging.models import CROWD_MODES, Campaign
 from judging.services.campaigns import campaign_advance
 from judging.services.hits import hit_expire_overdue
 from judging.services.planning import campaign_forecast_refresh
@@ -22,7 +22,7 @@ def campaign_advance_running(*, now: datetime | None = None) -> dict[str, int]:
     crowd campaign up to date (``campaign_advance``). Idempotent; each step is its own transaction. Returns
     the summed counts of ``campaign_advance`` and the number of ``campaigns`` swept."""
     counts: Counter[str] = Counter(hits_expired=len(hit_expire_overdue(now=now)))
-    campaigns = list(Campaign.objects.filter(status=Campaign.Status.RUNNING, mode=Campaign.Mode.CROWD))
+    campaigns = list(Campaign.objects.filter(status=Campaign.Status.RUNNING, mode__in=CROWD_MODES))
     for campaign in campaigns:
         counts.update(campaign_advance(campaign=campaign))
         # the dashboard's forecast follows the pools here, in the background, not in the page's request

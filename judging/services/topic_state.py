@@ -11,14 +11,22 @@ from collections.abc import Mapping, Sequence
 from django.utils import timezone
 
 from judging.engine import (
+    DEFAULT_ADAPTIVE_PARAMS,
+    AdaptiveParams,
+    AdaptiveState,
     CrowdParams,
+    ErrorEvidence,
+    ErrorModel,
     RankedItem,
     TopicState,
     Tournament,
+    adaptive_round_open,
+    error_estimate,
+    open_candidates,
     topic_round_open,
     tournament_rng,
 )
-from judging.models import Campaign, CampaignTopic, Candidate, Pair, Round
+from judging.models import Assignment, Campaign, CampaignTopic, Candidate, Judgment, Pair, Round
 
 FINISHED_STATES = CampaignTopic.FINISHED_STATES
 
@@ -32,6 +40,83 @@ def campaign_params(campaign: Campaign) -> CrowdParams:
         culling=campaign.culling,
         max_rounds=campaign.max_rounds,
     )
+
+
+def adaptive_params(campaign: Campaign) -> AdaptiveParams:
+    """The engine's parameters for an adaptive campaign (F: the engine's default, at least k)."""
+    return AdaptiveParams(
+        k=campaign.k,
+        F=max(campaign.k, DEFAULT_ADAPTIVE_PARAMS.F),
+        max_votes=campaign.max_votes,
+        confidence=campaign.confidence,
+    )
+
+
+def adaptive_state_load(*, campaign_topic: CampaignTopic) -> AdaptiveState:
+    """The engine's ``AdaptiveState`` of a topic: every candidate in stored order and the stored votes."""
+    candidates = campaign_topic.candidates.order_by("position").values_list("item__docid", flat=True)
+    return AdaptiveState.from_json(
+        campaign_topic.topic.topic_id, tuple(candidates), campaign_topic.adaptive_state
+    )
+
+
+def worker_key(worker_id: int) -> str:
+    """How a worker is named in an adaptive topic's votes."""
+    return f"w{worker_id}"
+
+
+def campaign_error_model(*, campaign: Campaign) -> ErrorModel:
+    """The campaign's estimated error rates now (``error_estimate``): the challenges of every submitted HIT
+    and the votes of every topic."""
+    evidence = ErrorEvidence()
+    answers = Judgment.objects.filter(
+        slot__hit__campaign=campaign,
+        slot__is_challenge=True,
+        assignment__status__in=(Assignment.Status.ACCEPTED, Assignment.Status.DISCARDED),
+    ).values_list("assignment__worker_id", "slot__expected_winner_id", "winner_id")
+    for worker_id, expected, winner in answers.order_by("pk"):
+        evidence.challenge(worker_key(worker_id), failed=winner != expected)
+    states = [
+        AdaptiveState.from_json(topic, (), data)
+        for topic, data in CampaignTopic.objects.filter(campaign=campaign, adaptive_state__isnull=False)
+        .order_by("pk")
+        .values_list("topic__topic_id", "adaptive_state")
+    ]
+    return error_estimate(evidence, states)
+
+
+def adaptive_round_store(*, campaign_topic: CampaignTopic) -> Round | None:
+    """Open the adaptive topic's next round as the engine plans it (``adaptive_round_open``): one pair row per
+    vote asked (``copy`` 0, 1, ...); when nothing is left to ask, finish the topic with the engine's ranking
+    and return None. The caller holds the topic's lock."""
+    campaign = campaign_topic.campaign
+    params = adaptive_params(campaign)
+    state = adaptive_state_load(campaign_topic=campaign_topic)
+    opening = adaptive_round_open(
+        state, params=params, seed=campaign.seed, errors=campaign_error_model(campaign=campaign)
+    )
+    if opening.ranked is not None:
+        topic_close(campaign_topic=campaign_topic, ranked=opening.ranked)
+        return None
+    item_ids = dict(campaign_topic.candidates.values_list("item__docid", "item_id"))
+    round = Round.objects.create(
+        campaign_topic=campaign_topic,
+        number=opening.number,
+        stage=opening.stage,
+        candidate_count=len(open_candidates(state, k=params.k)),
+    )
+    Pair.objects.bulk_create(
+        [
+            Pair(round=round, left_id=item_ids[left], right_id=item_ids[right], copy=copy)
+            for request in opening.requests
+            for left, right in [request.pair]
+            for copy in range(request.votes)
+        ]
+    )
+    campaign_topic.state = CampaignTopic.State.STAGE_1 if opening.stage == 1 else CampaignTopic.State.STAGE_2
+    campaign_topic.round_number = opening.number
+    campaign_topic.save(update_fields=["state", "round_number", "updated_at"])
+    return round
 
 
 def topic_state_load(*, campaign_topic: CampaignTopic) -> TopicState:
@@ -60,6 +145,8 @@ def round_open(
     ``state`` and ``item_ids`` (docid -> item id of the candidates) save reloading them when the caller has
     them at hand. The caller holds the topic's lock."""
     campaign = campaign_topic.campaign
+    if campaign.mode == Campaign.Mode.ADAPTIVE:
+        return adaptive_round_store(campaign_topic=campaign_topic)
     if state is None:
         state = topic_state_load(campaign_topic=campaign_topic)
     opening = topic_round_open(state, params=campaign_params(campaign), seed=campaign.seed)

@@ -183,3 +183,21 @@ def test_plan_returns_the_planner_numbers(api, crowd_user, demo_collection):
     missing = api.post("/api/plan/", {}, format="json")
     assert missing.status_code == 400 and "collection" in missing.json()
     assert token_client(crowd_user).post("/api/plan/", {"pool_size": 5}, format="json").status_code == 403
+
+
+def test_create_an_adaptive_campaign_with_its_votes_and_confidence(api, demo_collection):
+    response = api.post(
+        "/api/campaigns/",
+        {"name": "adapt", "collection": "demo", "mode": "adaptive", "max_votes": 3, "confidence": 0.9},
+        format="json",
+    )
+    assert response.status_code == 201, response.json()
+    campaign = Campaign.objects.get(name="adapt")
+    assert (campaign.mode, campaign.max_votes, campaign.confidence) == ("adaptive", 3, 0.9)
+    assert response.json()["max_votes"] == 3 and response.json()["confidence"] == 0.9
+    bad = api.post(
+        "/api/campaigns/",
+        {"name": "adapt2", "collection": "demo", "mode": "adaptive", "confidence": 1.0},
+        format="json",
+    )
+    assert bad.status_code == 400 and "confidence" in bad.json()["non_field_errors"][0]

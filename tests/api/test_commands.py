@@ -105,3 +105,15 @@ def test_api_token_prints_the_same_token_twice(researcher):
     first = run("api_token", "alice").strip()
     assert first == run("api_token", "alice").strip() == Token.objects.get(user=researcher).key
     assert refused("api_token", "nobody").returncode == 2
+
+
+def test_campaign_create_adaptive_with_max_votes_and_confidence(demo_collection):
+    out = run("campaign_create", "adapt", "--collection", "demo", "--mode", "adaptive", "--max-votes", "3")
+    campaign = Campaign.objects.get(name="adapt")
+    assert (campaign.mode, campaign.max_votes, campaign.confidence) == ("adaptive", 3, 0.95)
+    assert "max_votes=3 confidence=0.95" in out
+    error = refused(
+        "campaign_create", "adapt2", "--collection", "demo", "--mode", "adaptive", "--confidence", "0.4"
+    )
+    assert error.returncode == 2 and "confidence" in str(error)
+    assert not Campaign.objects.filter(name="adapt2").exists()

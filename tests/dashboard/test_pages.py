@@ -186,3 +186,40 @@ def test_home_page_lists_collections_and_the_researchers_campaigns(client, resea
 def test_media_is_not_served(client, finished_campaign):
     run = Run.objects.first()
     assert client.get(f"/media/{run.file.name}").status_code == 404
+
+
+def test_an_adaptive_campaign_from_the_form_shows_open_out_and_tied_per_topic(
+    client, researcher, demo_collection, django_capture_on_commit_callbacks
+):
+    from judging.engine import PerfectOracle
+    from judging.services.simulation import campaign_simulate
+    from pools.trec import read_qrels
+    from tests.conftest import DEMO_DIR
+
+    client.force_login(researcher)
+    response = client.post(
+        "/dashboard/campaigns/new/",
+        {
+            "name": "adaptive-page",
+            "collection": "demo",
+            "mode": "adaptive",
+            "k": 5,
+            "final_stage_size": 9,
+            "opponents": 7,
+            "max_votes": 4,
+            "confidence": 0.9,
+            "seed": 1,
+        },
+    )
+    assert response.status_code == 302
+    campaign = Campaign.objects.get(name="adaptive-page")
+    assert (campaign.mode, campaign.max_votes, campaign.confidence) == ("adaptive", 4, 0.9)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/dashboard/campaigns/adaptive-page/action/", {"action": "start"})
+    campaign_simulate(campaign=campaign, oracle=PerfectOracle(read_qrels(DEMO_DIR / "qrels.preference.txt")))
+    page = client.get("/dashboard/campaigns/adaptive-page/")
+    rows = page.context["adaptive_topics"]
+    assert rows and all(len(row["open"]) + len(row["out"]) >= len(row["open"]) for row in rows)
+    assert any(row["out"] for row in rows) and all(row["tied"] == [] for row in rows)
+    html = page.content.decode()
+    assert 'id="adaptive-topics"' in html and "max 4 votes a pair" in html

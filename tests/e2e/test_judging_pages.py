@@ -320,3 +320,73 @@ def test_the_pair_page_works_without_javascript(live_server, browser):
     assert judgments.count() == 3 and {j.winner_side for j in judgments} == {"right"}
     # without the script the server times each answer from the signed time the pair was rendered
     assert all(j.milliseconds is not None and 0 <= j.milliseconds < 60_000 for j in judgments)
+
+
+def test_two_crowd_users_finish_a_live_adaptive_demo_campaign_through_the_pages(live_server, page, browser):
+    # Given a running adaptive campaign on the demo collection and two crowd users answering as its
+    # preference qrels say (repeat votes of a pair must go to the other one)
+    from judging.engine import PerfectOracle
+    from judging.services import campaign_create, campaign_start
+    from judging.services.campaigns import campaign_advance
+    from pools.trec import read_qrels
+    from tests.conftest import DEMO_DIR
+
+    call_command("demo_load", verbosity=0)
+    oracle = PerfectOracle(read_qrels(DEMO_DIR / "qrels.preference.txt"))
+    campaign = campaign_start(
+        campaign=campaign_create(
+            collection=Collection.objects.get(name="demo"), name="live-adaptive", mode="adaptive", seed=1
+        )
+    )
+    campaign_advance(campaign=campaign)
+    pages = {}
+    for username in ("crowd1", "crowd2"):
+        user_with_role(username, "crowd")
+        context_page = page if not pages else browser.new_context().new_page()
+        log_in_with_keyboard(context_page, live_server.url, username)
+        pages[username] = context_page
+
+    # When they take turns at /judge/next/ until nothing is left
+    for _turn in range(60):
+        campaign.refresh_from_db()
+        if campaign.status == Campaign.Status.DONE:
+            break
+        for username, user_page in pages.items():
+            user_page.goto(f"{live_server.url}/judge/next/")
+            if user_page.locator("#start-judging").count():
+                user_page.click("#start-judging")
+            while user_page.locator("#pair-form").count():
+                assignment = Assignment.objects.get(worker__user__username=username, status="in_progress")
+                slot = HitSlot.objects.select_related("left", "right", "topic").get(
+                    hit=assignment.hit, position=int(user_page.locator("input[name=position]").input_value())
+                )
+                if slot.is_challenge:
+                    side = "left" if slot.expected_winner_id == slot.left_id else "right"
+                else:
+                    preferred = oracle.prefer(slot.topic.topic_id, slot.left.docid, slot.right.docid)
+                    side = "left" if preferred == slot.left.docid else "right"
+                before = progress_label(user_page)
+                user_page.click(f"#choose-{side}")
+                user_page.wait_for_function(
+                    "b => { const l = document.querySelector('#judge .progress-label');"
+                    " return !l || l.textContent !== b; }",
+                    arg=before,
+                )
+                if (
+                    Assignment.objects.filter(worker__user__username=username, status="in_progress").count()
+                    == 0
+                ):
+                    break
+        campaign_advance(campaign=campaign)
+
+    # Then the campaign is done, both workers judged, and nobody judged one pair twice
+    campaign.refresh_from_db()
+    assert campaign.status == Campaign.Status.DONE
+    assert Assignment.objects.filter(status="accepted").values("worker").distinct().count() == 2
+    seen = set()
+    for worker, topic, left, right in Judgment.objects.filter(slot__is_challenge=False).values_list(
+        "assignment__worker_id", "slot__topic_id", "slot__left_id", "slot__right_id"
+    ):
+        key = (worker, topic, frozenset((left, right)))
+        assert key not in seen
+        seen.add(key)

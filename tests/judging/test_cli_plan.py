@@ -108,3 +108,26 @@ def test_plan_refuses_what_the_api_refuses_with_the_same_bounds(capsys):
     status, stdout, stderr = _plan(capsys, "--pool-size", "10000", "-P", "16", "-F", "20", "--trials", "1000")
     assert (status, stdout) == (2, "")
     assert "judgments (at most 10,000,000)" in stderr
+
+
+def test_adaptive_plan_forecasts_judgments_cost_and_a_risk_that_grows_with_noise(capsys):
+    # Given one pool of 40, the adaptive plan with a consistent crowd never loses a top-5 item and costs fewer
+    # judgments than the crowd plan; with a crowd erring 20% it needs more judgments and reports the risk.
+    status, stdout, stderr = _plan(capsys, "--pool-size", "40", "--mode", "adaptive", "--trials", "20")
+    clean = json.loads(stdout)
+    assert status == 0 and clean["mode"] == "adaptive" and clean["p_lost"] == 0.0 == clean["p_miss"]
+    assert "plan (adaptive)" in stderr and "judgments" in stderr
+    _, crowd_out, _ = _plan(capsys, "--pool-size", "40", "--trials", "20")
+    assert clean["judgments"] < json.loads(crowd_out)["judgments"]
+    status, stdout, stderr = _plan(
+        capsys, "--pool-size", "40", "--mode", "adaptive", "--trials", "20", "--error-rate", "0.2"
+    )
+    noisy = json.loads(stdout)
+    assert status == 0 and noisy["judgments"] > clean["judgments"] and 0 <= noisy["p_lost"] <= 1
+    assert {"hits", "cost_usd", "rounds", "pairs_tied", "p_lost_by_rank"} <= set(noisy)
+    assert "erring 20%" in stderr
+
+
+def test_error_rate_plans_the_adaptive_mode_only(capsys):
+    status, _, stderr = _plan(capsys, "--pool-size", "40", "--error-rate", "0.2")
+    assert status == 2 and "--mode adaptive" in stderr

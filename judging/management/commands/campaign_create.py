@@ -5,7 +5,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from judging.crowd import fee_usd as crowd_fee_usd
-from judging.engine import DEFAULT_HIT_SHAPE, DEFAULT_PARAMS, DEFAULT_PRICING
+from judging.engine import DEFAULT_ADAPTIVE_PARAMS, DEFAULT_HIT_SHAPE, DEFAULT_PARAMS, DEFAULT_PRICING
 from judging.models import Campaign
 from judging.selectors import user_is_researcher
 from judging.services import CampaignConfigError, campaign_create
@@ -51,6 +51,20 @@ class Command(BaseCommand):
         )
         parser.add_argument("--culling", choices=Campaign.Culling.values, default=params.culling)
         parser.add_argument("--max-rounds", type=int, default=params.max_rounds)
+        adaptive = DEFAULT_ADAPTIVE_PARAMS
+        parser.add_argument(
+            "--max-votes",
+            type=int,
+            default=adaptive.max_votes,
+            help=f"adaptive mode: votes a pair may get before it is a tie (default {adaptive.max_votes})",
+        )
+        parser.add_argument(
+            "--confidence",
+            type=float,
+            default=adaptive.confidence,
+            help="adaptive mode: the probability that a confirmed pair's order is right "
+            f"(default {adaptive.confidence})",
+        )
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--preferences-per-hit", type=int, default=shape.preferences)
         parser.add_argument("--challenges-per-hit", type=int, default=shape.challenges)
@@ -110,6 +124,8 @@ class Command(BaseCommand):
                 opponents=options["opponents"],
                 culling=options["culling"],
                 max_rounds=options["max_rounds"],
+                max_votes=options["max_votes"],
+                confidence=options["confidence"],
                 seed=options["seed"],
                 preferences_per_hit=options["preferences_per_hit"],
                 challenges_per_hit=options["challenges_per_hit"],
@@ -124,5 +140,10 @@ class Command(BaseCommand):
         self.stdout.write(
             f"campaign {campaign.name} ({campaign.mode}) over {collection.name}: k={campaign.k} "
             f"F={campaign.final_stage_size} P={campaign.opponents} culling={campaign.culling} seed={campaign.seed}"
+            + (
+                f" max_votes={campaign.max_votes} confidence={campaign.confidence}"
+                if campaign.mode == Campaign.Mode.ADAPTIVE
+                else ""
+            )
             + ("" if campaign.provider == Campaign.Provider.LOCAL else f" provider={campaign.provider}")
         )

@@ -1,0 +1,268 @@
+"""The adaptive mode against the paper's crowd procedure on TREC CAsT 2019 (issue 17), through ``toppref simulate``.
+
+    .venv/bin/python benchmarks/adaptive.py                    # 5 seeds, every judge, 2 processes
+    .venv/bin/python benchmarks/adaptive.py --seeds 2 --judges oracle error-0.1
+
+For each mode (crowd, adaptive), judge (a consistent one, ``--error-rate`` 0.1/0.2/0.3, ``--discriminability``
+1/2/3, ``--noise-from judgments.crowd.txt``) and seed, runs ``toppref simulate`` with ``qrels.preference.txt`` as
+the oracle and prints the means over seeds: judgments, HITs, cost, rounds, best first and top-5 recall (plain and
+tie-aware), pairs tied, the compatibility of the produced qrels' ranking with the oracle's values (mean over
+topics) and Kendall's tau between the 23 CAsT runs ranked by compatibility under the produced qrels and under
+``qrels.preference.txt``. Then the goals of issue 17 with met or not, and a figure (cost against tie-aware
+recall, one line per mode, one point per judge) in ``docs/adaptive-cost-recall.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import statistics
+import sys
+import tempfile
+import time
+from multiprocessing import Pool
+from pathlib import Path
+
+REPO_DIR = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_DIR))
+CAST_DIR = REPO_DIR.parent / "shared" / "data" / "cast2019"
+FIGURE = REPO_DIR / "docs" / "adaptive-cost-recall.png"
+MODES = ("crowd", "adaptive")
+JUDGES = {
+    "oracle": [],
+    "error-0.1": ["--error-rate", "0.1"],
+    "error-0.2": ["--error-rate", "0.2"],
+    "error-0.3": ["--error-rate", "0.3"],
+    "disc-1": ["--discriminability", "1"],
+    "disc-2": ["--discriminability", "2"],
+    "disc-3": ["--discriminability", "3"],
+    "crowd-log": ["--noise-from", str(CAST_DIR / "judgments.crowd.txt")],
+}
+COLUMNS = (
+    "judgments",
+    "hits",
+    "cost_usd",
+    "rounds",
+    "oracle_same_best",
+    "oracle_same_best_tie_aware",
+    "oracle_top_k_recall",
+    "oracle_top_k_recall_tie_aware",
+    "pairs_tied",
+    "compatibility",
+    "tau",
+)
+
+_RUNS: list = []
+_ORACLE_SCORES = None
+
+
+def _run_scores(qrels_path: Path):
+    """Mean compatibility over topics of each CAsT run under the qrels at ``qrels_path``."""
+    import numpy as np
+
+    from metrics.core.evaluate import evaluate_run, parse_measure
+    from metrics.core.readers import read_qrels, read_run
+
+    global _RUNS
+    if not _RUNS:
+        _RUNS = [read_run(path) for path in sorted((CAST_DIR / "runs").glob("*.run"))]
+    qrels = read_qrels(qrels_path)
+    measure = parse_measure("compat")
+    return np.array([float(np.mean(evaluate_run(qrels, run, [measure])[0].values)) for run in _RUNS])
+
+
+def _compatibility(produced: Path) -> float:
+    """Mean over topics of the compatibility of the produced qrels' order (value, then docid) with the oracle."""
+    from metrics.core.rbo import compatibility_of_ranking
+    from pools.trec import read_qrels
+
+    oracle = read_qrels(CAST_DIR / "qrels.preference.txt")
+    mine = read_qrels(produced)
+    scores = []
+    for topic, values in oracle.items():
+        got = mine.get(topic, {})
+        ranking = sorted((d for d in got if got[d] > 0), key=lambda d: (-got[d], d))
+        scores.append(compatibility_of_ranking(ranking, values))
+    return statistics.fmean(scores)
+
+
+def run_one(task: tuple[str, str, int]) -> dict:
+    """One ``toppref simulate`` run and its quality figures."""
+    from config.cli import main
+    from metrics.core.significance import kendall_tau
+
+    global _ORACLE_SCORES
+    mode, judge, seed = task
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory() as workdir:
+        out = Path(workdir) / "produced.txt"
+        arguments = [
+            "simulate",
+            "--qrels",
+            str(CAST_DIR / "qrels.graded.txt"),
+            "--oracle",
+            str(CAST_DIR / "qrels.preference.txt"),
+            "--mode",
+            mode,
+            "--seed",
+            str(seed),
+            "--out",
+            str(out),
+            *JUDGES[judge],
+        ]
+        stdout = io.StringIO()
+        with contextlib.redirect_stdout(stdout):
+            status = main(arguments)
+        if status != 0:
+            raise RuntimeError(f"toppref {' '.join(arguments)} exited with {status}")
+        summary = json.loads(stdout.getvalue())
+        if _ORACLE_SCORES is None:
+            _ORACLE_SCORES = _run_scores(CAST_DIR / "qrels.preference.txt")
+        summary["tau"] = kendall_tau(_run_scores(out), _ORACLE_SCORES)
+        summary["compatibility"] = _compatibility(out)
+    summary.update(judge=judge, wall_s=time.monotonic() - started)
+    return summary
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--judges", nargs="+", choices=list(JUDGES), default=list(JUDGES))
+    parser.add_argument("--processes", type=int, default=2, help="the machine is shared: keep it modest")
+    parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument("--no-figure", action="store_true")
+    args = parser.parse_args()
+    tasks = [(mode, judge, seed) for judge in args.judges for mode in MODES for seed in range(args.seeds)]
+    results: dict[tuple[str, str], list[dict]] = {}
+    with Pool(args.processes) as pool:
+        for done, summary in enumerate(pool.imap_unordered(run_one, tasks), start=1):
+            results.setdefault((summary["mode"], summary["judge"]), []).append(summary)
+            print(
+                f"[{done}/{len(tasks)}] {summary['mode']:8} {summary['judge']:9} seed {summary['seed']}: "
+                f"{summary['judgments']:,} judgments, recall {summary['oracle_top_k_recall_tie_aware']:.3f} "
+                f"({summary['wall_s']:.0f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
+    rows = []
+    for judge in args.judges:
+        for mode in MODES:
+            runs = results[(mode, judge)]
+            row = {"mode": mode, "judge": judge, "seeds": len(runs)}
+            for column in COLUMNS:
+                row[column] = statistics.fmean(float(r[column]) for r in runs)
+            row["max_votes_per_pair"] = max(r["max_votes_per_pair"] for r in runs)
+            row["repeat_pairs_same_worker"] = sum(r["repeat_pairs_same_worker"] for r in runs)
+            rows.append(row)
+    print_table(rows)
+    print_goals(rows)
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2))
+    if not args.no_figure:
+        plot(rows)
+    return 0
+
+
+def print_table(rows: list[dict]) -> None:
+    header = (
+        "| judge | mode | judgments | HITs | cost $ | rounds | best | best (ties) | recall | recall (ties) "
+        "| pairs tied | compat. | tau (23 runs) | max votes | same-worker repeats |"
+    )
+    print(header)
+    print("|" + "---|" * (header.count("|") - 1))
+    for r in rows:
+        print(
+            f"| {r['judge']} | {r['mode']} | {r['judgments']:,.0f} | {r['hits']:,.0f} | {r['cost_usd']:,.0f} "
+            f"| {r['rounds']:.1f} | {r['oracle_same_best']:.1f} | {r['oracle_same_best_tie_aware']:.1f} "
+            f"| {r['oracle_top_k_recall']:.3f} | {r['oracle_top_k_recall_tie_aware']:.3f} | {r['pairs_tied']:,.0f} "
+            f"| {r['compatibility']:.3f} | {r['tau']:.3f} | {r['max_votes_per_pair']} "
+            f"| {r['repeat_pairs_same_worker']} |"
+        )
+
+
+def print_goals(rows: list[dict]) -> None:
+    """Issue 17's goals (means over seeds) for the adaptive mode, each met or not."""
+    by = {(r["mode"], r["judge"]): r for r in rows}
+    goals = []
+    if ("adaptive", "oracle") in by:
+        r = by[("adaptive", "oracle")]
+        goals += [
+            ("perfect judge: <= 5,500 judgments", r["judgments"] <= 5500, f"{r['judgments']:,.0f}"),
+            ("perfect judge (stretch): <= 4,500 judgments", r["judgments"] <= 4500, f"{r['judgments']:,.0f}"),
+            (
+                "perfect judge: 173/173 best first",
+                r["oracle_same_best"] == 173,
+                f"{r['oracle_same_best']:.1f}",
+            ),
+            (
+                "perfect judge: recall 1.00",
+                r["oracle_top_k_recall"] == 1.0,
+                f"{r['oracle_top_k_recall']:.3f}",
+            ),
+            ("perfect judge: <= 12 rounds", r["rounds"] <= 12, f"{r['rounds']:.1f}"),
+        ]
+    for judge, label in (("error-0.1", "--error-rate 0.1"), ("disc-2", "--discriminability 2")):
+        if ("adaptive", judge) in by:
+            r = by[("adaptive", judge)]
+            goals += [
+                (
+                    f"{label}: tie-aware recall >= 0.99",
+                    r["oracle_top_k_recall_tie_aware"] >= 0.99,
+                    f"{r['oracle_top_k_recall_tie_aware']:.3f}",
+                ),
+                (
+                    f"{label}: best first >= 172/173 (tie-aware)",
+                    r["oracle_same_best_tie_aware"] >= 172,
+                    f"{r['oracle_same_best_tie_aware']:.1f}",
+                ),
+                (f"{label}: <= 14,000 judgments", r["judgments"] <= 14000, f"{r['judgments']:,.0f}"),
+            ]
+    adaptive_rows = [r for r in rows if r["mode"] == "adaptive"]
+    goals.append(
+        (
+            "no worker judges a pair twice",
+            all(r["repeat_pairs_same_worker"] == 0 for r in adaptive_rows),
+            str(sum(r["repeat_pairs_same_worker"] for r in adaptive_rows)),
+        )
+    )
+    goals.append(
+        (
+            "no pair gets more than --max-votes (5)",
+            all(r["max_votes_per_pair"] <= 5 for r in adaptive_rows),
+            str(max((r["max_votes_per_pair"] for r in adaptive_rows), default=0)),
+        )
+    )
+    print()
+    for name, met, value in goals:
+        print(f"{'met    ' if met else 'NOT met'}  {name}  (measured {value})")
+
+
+def plot(rows: list[dict]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    for mode, marker in (("crowd", "s"), ("adaptive", "o")):
+        points = sorted(
+            (r["cost_usd"], r["oracle_top_k_recall_tie_aware"], r["judge"]) for r in rows if r["mode"] == mode
+        )
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker=marker, label=mode, linestyle="-")
+        for cost, recall, judge in points:
+            ax.annotate(judge, (cost, recall), textcoords="offset points", xytext=(4, -10), fontsize=7)
+    ax.set_xlabel("cost (USD, $2.40 per HIT of 10 preferences + 3 challenges)")
+    ax.set_ylabel("top-5 recall, tie-aware (mean over seeds)")
+    ax.set_title("TREC CAsT 2019, 173 questions: cost against recall by judge noise")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    FIGURE.parent.mkdir(exist_ok=True)
+    fig.savefig(FIGURE, dpi=120)
+    print(f"figure: {FIGURE.relative_to(REPO_DIR)}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

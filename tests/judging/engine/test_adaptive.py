@@ -1,0 +1,152 @@
+"""The adaptive mode's promises (judging/engine/adaptive.py): it always ends, no worker judges a pair twice, no
+pair gets more than max votes, a consistent crowd gets the oracle's top-k; and the sequential test itself."""
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from judging.engine import (
+    AdaptiveParams,
+    AdaptiveState,
+    ErrorModel,
+    NoisyOracle,
+    PerfectOracle,
+    adaptive_round_close,
+    simulate_adaptive,
+)
+from judging.engine.adaptive import decide, votes_wanted
+
+
+@st.composite
+def campaigns(draw):
+    """A few topics with random pools and random oracle values (ties between values included)."""
+    topics = {}
+    values = {}
+    for t in range(draw(st.integers(1, 3))):
+        size = draw(st.integers(0, 24))
+        pool = [f"d{t}-{i:02d}" for i in range(size)]
+        topics[f"t{t}"] = pool
+        values[f"t{t}"] = {d: float(draw(st.integers(0, 4))) for d in pool}
+    nonrelevant = {topic: [f"{topic}-junk"] for topic in topics}
+    for topic in topics:
+        values[topic][f"{topic}-junk"] = -1.0
+    return topics, values, nonrelevant
+
+
+def _truth(values, topic, pool, k):
+    return PerfectOracle(values).ranking(topic, pool)[:k]
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(
+    campaigns(),
+    st.integers(1, 4),
+    st.integers(0, 2**16),
+    st.integers(1, 5),
+    st.sampled_from([0.0, 0.1, 0.3]),
+)
+def test_any_crowd_ends_without_a_repeated_pair_for_a_worker_or_too_many_votes(
+    campaign, k, seed, max_votes, error
+):
+    # Given random pools, oracle values and a judge that reverses each answer with probability 0, 0.1 or 0.3,
+    # when the adaptive mode runs, then it ends, every topic of 2+ candidates has a ranking, no worker judged
+    # one pair twice and no pair got more than max votes.
+    pools, values, nonrelevant = campaign
+    oracle = (
+        NoisyOracle(values, rng=random.Random(seed), error_rate=error) if error else PerfectOracle(values)
+    )
+    params = AdaptiveParams(k=k, F=max(k, 5), max_votes=max_votes)
+    result = simulate_adaptive(pools, oracle, params=params, seed=seed, nonrelevant=nonrelevant, workers=7)
+    counts = result.vote_counts()
+    assert counts["repeat_pairs_same_worker"] == 0
+    assert counts["max_votes_per_pair"] <= max_votes
+    for topic, pool in pools.items():
+        ranked = result.topics[topic].ranked
+        assert len(ranked) >= min(k, len(pool))
+        assert {item.docid for item in ranked} <= set(pool)
+    for state in result.adaptive_states.values():
+        for votes in state.votes.values():
+            assert len({worker for _, worker in votes}) == len(votes) <= max_votes
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(campaigns(), st.integers(1, 4), st.integers(0, 2**16))
+def test_a_consistent_crowd_gets_the_oracles_top_k(campaign, k, seed):
+    # Given random pools and values and a judge that never errs, then every topic's top-k is the oracle's
+    # (its docid tie-break included), in the oracle's order, with one vote per pair but the audits' two.
+    pools, values, nonrelevant = campaign
+    result = simulate_adaptive(
+        pools,
+        PerfectOracle(values),
+        params=AdaptiveParams(k=k, F=max(k, 5)),
+        seed=seed,
+        nonrelevant=nonrelevant,
+    )
+    for topic, pool in pools.items():
+        ranked = result.topics[topic].ranked
+        assert [item.docid for item in ranked] == _truth(values, topic, pool, k)
+        assert [item.rank for item in ranked] == list(range(1, len(ranked) + 1))
+    assert result.vote_counts()["max_votes_per_pair"] <= 2
+    assert result.vote_counts()["pairs_tied"] == 0
+
+
+def test_the_sequential_test_needs_one_vote_from_a_reliable_crowd_and_a_margin_from_a_noisy_one():
+    # Given a pair and the default confidence 0.95, when the crowd errs 0.4% of the time one vote confirms
+    # it; when it errs 10% of the time one vote does not, two agreeing votes do, and 1-1 stays open.
+    params = AdaptiveParams()
+    pair = ("a", "b")
+    limits = (2.944, 2.944)  # log(0.95 / 0.05)
+    reliable, noisy = ErrorModel(rate=0.004), ErrorModel(rate=0.1)
+    assert decide([("a", "w1")], pair, params=params, errors=reliable, limits=limits) == "a"
+    assert decide([("b", "w1")], pair, params=params, errors=noisy, limits=limits) is False
+    assert decide([("b", "w1"), ("b", "w2")], pair, params=params, errors=noisy, limits=limits) == "b"
+    assert decide([("a", "w1"), ("b", "w2")], pair, params=params, errors=noisy, limits=limits) is False
+    assert votes_wanted([], pair, params=params, errors=noisy, limits=limits) == 2
+
+
+def test_a_pair_split_at_max_votes_is_a_tie_and_is_never_asked_again():
+    # Given max votes 3 and a crowd erring 10%, a pair voted a, b, a is a tie (no side can reach the margin);
+    # a further vote on it is refused.
+    params = AdaptiveParams(max_votes=3)
+    state = AdaptiveState(topic="t", candidates=tuple(f"d{i}" for i in range(8)))
+    votes = [("d0", "d1", "d0", "w1"), ("d0", "d1", "d1", "w2"), ("d0", "d1", "d0", "w3")]
+    after = adaptive_round_close(
+        state, number=1, stage=1, votes=votes, params=params, errors=ErrorModel(rate=0.1)
+    )
+    assert after.decided[("d0", "d1")] is None
+    with pytest.raises(ValueError, match="already decided"):
+        adaptive_round_close(
+            after,
+            number=2,
+            stage=1,
+            votes=[("d0", "d1", "d0", "w4")],
+            params=params,
+            errors=ErrorModel(rate=0.1),
+        )
+
+
+def test_one_worker_cannot_vote_twice_on_a_pair():
+    state = AdaptiveState(topic="t", candidates=("a", "b", "c"))
+    with pytest.raises(ValueError, match="already judged"):
+        adaptive_round_close(
+            state,
+            number=1,
+            stage=1,
+            votes=[("a", "b", "a", "w1"), ("b", "a", "b", "w1")],
+            params=AdaptiveParams(),
+            errors=ErrorModel(rate=0.2),
+        )
+
+
+def test_the_state_survives_its_json_form():
+    state = AdaptiveState(
+        topic="t",
+        candidates=("a", "b", "c"),
+        rounds=2,
+        votes={("a", "b"): (("a", "w1"), ("b", "w2"))},
+        decided={("a", "c"): "c", ("a", "b"): None},
+        final_stage=True,
+    )
+    assert AdaptiveState.from_json("t", ("a", "b", "c"), state.to_json()) == state
