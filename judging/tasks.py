@@ -7,6 +7,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import OperationalError
 
+from config.celery import enqueue
 from judging.models import Campaign, CampaignTopic, Round
 
 TASK_OPTIONS = {
@@ -85,7 +86,7 @@ def campaign_advance_running_task() -> int:
         )
     )
     for campaign_id in campaign_ids:
-        campaign_advance_task.delay(campaign_id)
+        enqueue(campaign_advance_task, campaign_id)
     return len(campaign_ids)
 
 
@@ -144,7 +145,7 @@ def crowd_sync_running_task() -> int:
 
     campaign_ids = campaign_ids_to_sync()
     for campaign_id in campaign_ids:
-        crowd_sync_task.delay(campaign_id)
+        enqueue(crowd_sync_task, campaign_id)
     return len(campaign_ids)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
+from config.celery import enqueue_on_commit
 from pools import trec
 from pools.models import Collection, Run
 from pools.services.importing import ImportRejectedError, topic_pks_resolving
@@ -48,7 +49,7 @@ def run_upload(*, collection: Collection, name: str, upload: UploadedFile, uploa
         run.file.storage.delete(saved)
         raise
     run_id = run.pk
-    transaction.on_commit(lambda: run_validate_task.delay(run_id))
+    enqueue_on_commit(run_validate_task, run_id)
     return run
 
 

@@ -12,6 +12,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from config.celery import enqueue_on_commit
 from judging.engine import (
     DEFAULT_HIT_SHAPE,
     DEFAULT_PARAMS,
@@ -156,7 +157,7 @@ def campaign_start(*, campaign: Campaign, topic_ids: Sequence[str] | None = None
         else:
             tournament_open(campaign_topic=campaign_topic)
     if campaign.mode == Campaign.Mode.CROWD:
-        transaction.on_commit(lambda: hit_build_task.delay(campaign.pk))
+        enqueue_on_commit(hit_build_task, campaign.pk)
     campaign.refresh_from_db()
     return campaign
 

@@ -17,6 +17,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
+from config.celery import enqueue
 from judging.models import Assignment, Campaign, Hit, HitSlot, Judgment, Pair, Round, Worker
 from judging.services.errors import (
     AssignmentClosedError,
@@ -420,4 +421,4 @@ def _rounds_close_complete(round_ids: list[int]) -> None:
         .values_list("pk", flat=True)
     )
     for round_id in list(complete):
-        round_close_if_complete_task.delay(round_id)
+        enqueue(round_close_if_complete_task, round_id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from config.celery import enqueue_on_commit
 from judging.models import Campaign
 from judging.services.errors import CampaignStateError
 
@@ -28,7 +29,7 @@ def campaign_pause(*, campaign: Campaign) -> Campaign:
         from judging.tasks import crowd_sync_task
 
         campaign_id = campaign.pk
-        transaction.on_commit(lambda: crowd_sync_task.delay(campaign_id))
+        enqueue_on_commit(crowd_sync_task, campaign_id)
     return campaign
 
 
@@ -49,7 +50,7 @@ def campaign_resume(*, campaign: Campaign) -> Campaign:
     campaign.status = Campaign.Status.RUNNING
     campaign.save(update_fields=["status"])
     campaign_id = campaign.pk
-    transaction.on_commit(lambda: campaign_advance_task.delay(campaign_id))
+    enqueue_on_commit(campaign_advance_task, campaign_id)
     return campaign
 
 
@@ -65,7 +66,7 @@ def campaign_publish_more(*, campaign: Campaign) -> None:
         )
     campaign_id = campaign.pk
     if campaign.provider == Campaign.Provider.LOCAL:
-        transaction.on_commit(lambda: hit_build_task.delay(campaign_id))
+        enqueue_on_commit(hit_build_task, campaign_id)
     else:
         work = hit_build_task.si(campaign_id) | campaign_publish_task.si(campaign_id)
-        transaction.on_commit(lambda: work.delay())
+        enqueue_on_commit(work)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from django.db import transaction
 from django.utils import timezone
 
+from config.celery import enqueue_on_commit
 from judging.engine import RankedItem, RoundPlan, TopicState, topic_round_close
 from judging.models import CampaignTopic, Candidate, Round
 from judging.services.topic_state import (
@@ -102,7 +103,7 @@ def round_close_if_complete(*, round: Round) -> bool:
         if round_open(campaign_topic=campaign_topic, state=closing.state, item_ids=dict(candidates)):
             # Only new pairs give HIT building something to do; a finished topic queues none.
             campaign_id = campaign.pk
-            transaction.on_commit(lambda: hit_build_task.delay(campaign_id))
+            enqueue_on_commit(hit_build_task, campaign_id)
     else:
         assert closing.ranked is not None  # a closed stage-2 round always ranks the pool
         round.outcome = {"wins": closing.wins}

@@ -30,7 +30,7 @@ from judging.services import (
     tournament_next_pair,
     worker_for_user,
 )
-from judging.views.answers import parse_answer, shown_stamp
+from judging.views.answers import answered, parse_answer, shown_stamp
 from pools.models import Item
 
 ASSESSOR, CROWD = "assessors", "crowd"
@@ -63,7 +63,11 @@ def judge_instructions(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def judge_next(request: HttpRequest) -> HttpResponse:
-    roles = judge_roles(user=request.user)
+    return _next_page(request, judge_roles(user=request.user))
+
+
+def _next_page(request: HttpRequest, roles: set[str]) -> HttpResponse:
+    """What ``/judge/next/`` shows: the judge's next pair, else a page saying why there is none."""
     if not roles & {ASSESSOR, CROWD}:
         return _refuse(
             request,
@@ -163,7 +167,7 @@ def judge_answer(request: HttpRequest) -> HttpResponse:
             )
     else:
         return _refuse(request, "That answer was not understood.", "", status=400)
-    return redirect_see_other(reverse("judging:next"))
+    return answered(request, reverse("judging:next"), lambda: _next_page(request, roles))
 
 
 def redirect_see_other(url: str) -> HttpResponse:
