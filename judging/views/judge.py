@@ -5,7 +5,7 @@ both; a plain form POST answers and redirects, and static/judging/pair.js does t
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -120,9 +120,12 @@ def judge_answer(request: HttpRequest) -> HttpResponse:
             campaign__mode=Campaign.Mode.TOURNAMENT,
             campaign__status=Campaign.Status.RUNNING,
         )
+        left_pk, right_pk = _int(request.POST.get("left")), _int(request.POST.get("right"))
         items = Item.objects.filter(collection_id=campaign_topic.campaign.collection_id)
-        left = get_object_or_404(items, pk=_int(request.POST.get("left")))
-        right = get_object_or_404(items, pk=_int(request.POST.get("right")))
+        found = items.in_bulk([left_pk, right_pk])  # both in one query
+        if left_pk not in found or right_pk not in found:
+            raise Http404("no such item")
+        left, right = found[left_pk], found[right_pk]
         winner, loser = (left, right) if answer.side == "left" else (right, left)
         try:
             tournament_judgment_submit(
