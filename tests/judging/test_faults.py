@@ -13,7 +13,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from config.celery import app
-from judging.models import Assignment, Campaign, Judgment, Round
+from judging.models import Assignment, Campaign, HitSlot, Judgment, Round
 from judging.services import campaign_advance
 from judging.services.sweep import campaign_advance_running
 from judging.views.judge import INSTRUCTIONS_SEEN
@@ -48,11 +48,16 @@ def hidden(html: str, name: str) -> str:
 
 
 def answer_hit(client, html: str, **headers) -> tuple[int, str]:
-    """Answer every question of the HIT on the page; the last response's status and page."""
+    """Answer every question of the HIT on the page, as a careful judge (challenges passed); the last
+    response's status and page."""
+    assignment = hidden(html, "assignment")
     status = 0
-    while 'name="position"' in html and 'value="hit"' in html:
-        data = {"kind": "hit", "assignment": hidden(html, "assignment"), "position": hidden(html, "position")}
-        response = client.post("/judge/answer/", {**data, "side": "left"}, **headers)
+    for _ in range(HitSlot.objects.filter(hit__assignments=assignment).count()):
+        position = hidden(html, "position")
+        slot = HitSlot.objects.get(hit__assignments=assignment, position=position)
+        side = "right" if slot.is_challenge and slot.expected_winner_id == slot.right_id else "left"
+        data = {"kind": "hit", "assignment": assignment, "position": position, "side": side}
+        response = client.post("/judge/answer/", data, **headers)
         status = response.status_code
         if status == 303:
             html = client.get(response["Location"]).content.decode()
@@ -80,7 +85,8 @@ def test_with_the_broker_down_a_stored_answer_succeeds_and_the_sweep_closes_the_
         status, _ = answer_hit(client, html, **headers)  # its last answer completes the round
 
     assert status == (200 if headers else 303)
-    assert Judgment.objects.count() == 26 and Assignment.objects.filter(status="accepted").count() == 2
+    assert Judgment.objects.count() == HitSlot.objects.count()  # every question of both HITs stored
+    assert Assignment.objects.filter(status="accepted").count() == 2
     assert "round_close_if_complete_task" in caplog.text and "sweep" in caplog.text
     round = Round.objects.get(number=1)
     assert round.closed_at is None  # complete, left open by the lost enqueue

@@ -9,7 +9,7 @@ import re
 import pytest
 from django.test import Client
 
-from judging.models import Assignment, Campaign, Judgment
+from judging.models import Assignment, Campaign, HitSlot, Judgment
 from judging.views.judge import INSTRUCTIONS_SEEN
 from tests.judging.pages_fixtures import crowd_campaign, mturk_query, tournament_campaign, user_with_role
 
@@ -28,13 +28,13 @@ def logged_in(client: Client, user) -> Client:
     return client
 
 
-def hit_answer_data(html: str, side: str = "left") -> dict[str, str]:
-    return {
-        "kind": "hit",
-        "assignment": hidden(html, "assignment"),
-        "position": hidden(html, "position"),
-        "side": side,
-    }
+def hit_answer_data(html: str, side: str | None = None) -> dict[str, str]:
+    """The answer to the question on the page: ``side``, else a careful judge's (challenges passed)."""
+    assignment, position = hidden(html, "assignment"), hidden(html, "position")
+    if side is None:
+        slot = HitSlot.objects.get(hit__assignments=assignment, position=position)
+        side = "right" if slot.is_challenge and slot.expected_winner_id == slot.right_id else "left"
+    return {"kind": "hit", "assignment": assignment, "position": position, "side": side}
 
 
 @pytest.mark.django_db
