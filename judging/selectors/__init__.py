@@ -29,8 +29,10 @@ from judging.selectors.judge import (
 from judging.selectors.judgments import campaign_judgment_counts, hit_slot_list_for_worker
 from judging.selectors.progress import (
     CampaignProgress,
+    HeldAssignment,
     ProgressRow,
     ProgressTable,
+    campaign_held_assignments,
     campaign_progress,
     campaign_progress_table,
 )
@@ -50,6 +52,8 @@ from judging.selectors.results import (
 from judging.selectors.workers import WorkerRow, campaign_worker_table
 
 __all__ = [
+    "HeldAssignment",
+    "campaign_held_assignments",
     "JUDGE_ROLES",
     "PREFERENCE_KINDS",
     "RESEARCHERS_GROUP",
