@@ -229,7 +229,7 @@ def simulate_crowd(
             result.hits += 1
             rng = hit_rng(seed=seed, number=result.hits)
             hit_topics = sorted({state.outcome.topic for state, _ in hit})
-            challenges = []
+            challenges: list[tuple[str, tuple[str, str]]] = []
             for _ in range(hit_shape.challenges):
                 topic = rng.choice(hit_topics)
                 used = [shown for _, (_, shown) in challenges]

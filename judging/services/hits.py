@@ -72,7 +72,7 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
     for hit, chunk in zip(hits, chunks, strict=True):
         rng = hit_rng(seed=campaign.seed, number=hit.number)
         topics = sorted({topic_pk for *_, topic_pk in chunk})
-        challenges = []
+        challenges: list[tuple[tuple[str, str], int]] = []
         for _ in range(campaign.challenges_per_hit):
             topic_pk = rng.choice(topics)
             pick = challenge_material.pick(topic_pk, rng, used=[shown for (_, shown), _ in challenges])

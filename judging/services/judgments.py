@@ -206,7 +206,7 @@ def _assignment_in_progress(
     if held_id is None:
         return None
     found = Assignment.objects.filter(campaign=campaign, worker=worker, status=Assignment.Status.IN_PROGRESS)
-    if held_id is not UNKNOWN:
+    if isinstance(held_id, int):
         found = Assignment.objects.filter(pk=held_id)
     current = found.first()
     if current is None:
