@@ -202,14 +202,12 @@ CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 # A worker that dies mid-task must not lose it: acknowledge after the task ran, and requeue on a lost worker
 # (its pool child killed: at once; the whole worker killed: Redis redelivers the unacknowledged message after
-# the visibility timeout, 5 minutes). Every task is idempotent, so running one twice is harmless; the time
-# limits below keep a task from outliving the visibility timeout (else Redis would hand it to a second
-# worker while the first still runs). One message prefetched per process, so a killed worker holds one.
+# the visibility timeout, 5 minutes). Every task is idempotent, so running one twice is harmless; the judging
+# tasks' time limits (judging.tasks) keep them from outliving the visibility timeout (else Redis would hand
+# one to a second worker while the first still runs). One message prefetched per process.
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_TASK_SOFT_TIME_LIMIT = 240
-CELERY_TASK_TIME_LIMIT = 270
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": 300,
     # An unreachable broker fails a send in seconds (the request logs it and the sweep redoes the work),
