@@ -10,7 +10,12 @@ from django.db import OperationalError
 from config.celery import enqueue
 from judging.models import Campaign, CampaignTopic, Round
 
+# Below the broker's visibility timeout (300 s, config/settings.py): a task still running then would be
+# handed to a second worker. Every judging task takes seconds; the limits only end a stuck one, which the
+# sweep then redoes.
+TIME_LIMITS = {"soft_time_limit": 240, "time_limit": 270}
 TASK_OPTIONS = {
+    **TIME_LIMITS,
     "acks_late": True,
     "autoretry_for": (OperationalError,),
     "retry_backoff": True,
@@ -96,6 +101,7 @@ def campaign_advance_running_task() -> int:
 # after its client's own retries raises CrowdTransientError, retried here with backoff.
 
 CROWD_TASK_OPTIONS = {
+    **TIME_LIMITS,
     "acks_late": True,
     "retry_backoff": 30,
     "retry_backoff_max": 900,
