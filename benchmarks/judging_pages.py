@@ -6,6 +6,9 @@ dedicated assessor (tournament) and a local crowd worker (HIT). Goal: under 50 K
     .venv/bin/python benchmarks/judging_pages.py --postgres postgres://postgres@127.0.0.1:5432
     .venv/bin/python benchmarks/judging_pages.py --requests 100
 
+The last two rows are the page script's one request per answer (``X-Toppref-Next: 1``: the answer POST
+answers with the next pair); ``queries`` is the median number of SQL statements of a request.
+
 Server time is measured around Django's test client (whole middleware stack, sessions, CSRF, template
 rendering and database; no network), in wall time and in this process's CPU time. CAsT ships no passage texts, so every passage is given a 1,200-character
 text (a typical CAsT passage) for the weight.
@@ -63,15 +66,15 @@ def main() -> int:
     for name, size in weight.items():
         print(f"  {name:<38} {size:>9,}")
     print(f"  {'total':<38} {sum(weight.values()):>9,}   goal < 51,200\n")
-    header = f"{'request':<40} {'median ms':>10} {'p95 ms':>8} {'max ms':>8} {'cpu ms':>7}"
+    header = f"{'request':<48} {'median ms':>10} {'p95 ms':>8} {'max ms':>8} {'cpu ms':>7} {'queries':>8}"
     print(header)
     print("-" * len(header))
-    for name, samples, cpu in rows:
+    for name, samples, cpu, queries in rows:
         ordered = sorted(samples)
         p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
         print(
-            f"{name:<40} {statistics.median(ordered):>10.1f} {p95:>8.1f} {ordered[-1]:>8.1f}"
-            f" {statistics.median(cpu):>7.1f}"
+            f"{name:<48} {statistics.median(ordered):>10.1f} {p95:>8.1f} {ordered[-1]:>8.1f}"
+            f" {statistics.median(cpu):>7.1f} {statistics.median(queries):>8.0f}"
         )
     print("\ngoal: median server time < 30 ms. cpu ms: median CPU time of this process (Python + driver),")
     print(f"which a loaded machine inflates less than wall time (load average now {os.getloadavg()[0]:.1f}).")
@@ -84,7 +87,9 @@ def measure(requests: int):
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group
     from django.core.management import call_command
+    from django.db import connection
     from django.test import Client
+    from django.test.utils import CaptureQueriesContext
 
     from judging.models import HitSlot
     from judging.services import campaign_create, campaign_start
@@ -118,17 +123,23 @@ def measure(requests: int):
 
     rows = []
     weight: dict[str, int] = {}
-    for kind, client, fields in (
-        ("assessor", judge("bench-assessor", "assessors"), ("kind", "topic", "left", "right")),
-        ("crowd", judge("bench-crowd", "crowd"), ("kind", "assignment", "position")),
+    for kind, client, fields, one_request in (
+        ("assessor", judge("bench-assessor", "assessors"), ("kind", "topic", "left", "right"), False),
+        ("crowd", judge("bench-crowd", "crowd"), ("kind", "assignment", "position"), False),
+        ("assessor", judge("bench-assessor-2", "assessors"), ("kind", "topic", "left", "right"), True),
+        ("crowd", judge("bench-crowd-2", "crowd"), ("kind", "assignment", "position"), True),
     ):
-        gets, posts, get_cpu, post_cpu = [], [], [], []
+        gets, posts, get_cpu, post_cpu, get_queries, post_queries = [], [], [], [], [], []
+        html = ""
         for number in range(requests):
-            begin, cpu = time.perf_counter(), time.process_time()
-            response = client.get("/judge/next/")
-            gets.append((time.perf_counter() - begin) * 1000)
-            get_cpu.append((time.process_time() - cpu) * 1000)
-            html = response.content.decode()
+            if not one_request or number == 0:
+                begin, cpu = time.perf_counter(), time.process_time()
+                with CaptureQueriesContext(connection) as queries:
+                    response = client.get("/judge/next/")
+                gets.append((time.perf_counter() - begin) * 1000)
+                get_cpu.append((time.process_time() - cpu) * 1000)
+                get_queries.append(len(queries))
+                html = response.content.decode()
             if 'id="pair-form"' not in html:
                 break
             if number == 0 and kind == "crowd":
@@ -139,13 +150,20 @@ def measure(requests: int):
                 slot = HitSlot.objects.get(hit__assignments=data["assignment"], position=data["position"])
                 if slot.is_challenge and slot.expected_winner_id == slot.right_id:
                     side = "right"
+            headers = {"HTTP_X_TOPPREF_NEXT": "1"} if one_request else {}
             begin, cpu = time.perf_counter(), time.process_time()
-            answer = client.post("/judge/answer/", {**data, "side": side, "ms": "1500"})
+            with CaptureQueriesContext(connection) as queries:
+                answer = client.post("/judge/answer/", {**data, "side": side, "ms": "1500"}, **headers)
             posts.append((time.perf_counter() - begin) * 1000)
             post_cpu.append((time.process_time() - cpu) * 1000)
-            assert answer.status_code == 303, answer.status_code
-        rows.append((f"GET /judge/next/ ({kind})", gets, get_cpu))
-        rows.append((f"POST /judge/answer/ ({kind})", posts, post_cpu))
+            post_queries.append(len(queries))
+            assert answer.status_code == (200 if one_request else 303), answer.status_code
+            html = answer.content.decode()
+        if one_request:
+            rows.append((f"POST /judge/answer/ + next page ({kind})", posts, post_cpu, post_queries))
+        else:
+            rows.append((f"GET /judge/next/ ({kind})", gets, get_cpu, get_queries))
+            rows.append((f"POST /judge/answer/ ({kind})", posts, post_cpu, post_queries))
     for name in ("judge.css", "pair.js"):
         weight[f"static/judging/{name}"] = (REPO_DIR / "static" / "judging" / name).stat().st_size
     return rows, weight, setup_seconds

@@ -1,5 +1,10 @@
-"""The Celery app. Tasks live in each app's ``tasks.py``; settings come from Django's CELERY_* names."""
+"""The Celery app. Tasks live in each app's ``tasks.py``; settings come from Django's CELERY_* names.
 
+``enqueue_on_commit`` is how every service queues follow-up work: after the transaction commits, and never
+raising to the caller when the broker cannot take the message (the committed work stands; the periodic sweep,
+``judging.services.sweep``, redoes what the lost task would have done)."""
+
+import logging
 import os
 
 from celery import Celery
@@ -9,3 +14,47 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 app = Celery("toppref")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+logger = logging.getLogger("toppref.enqueue")
+
+
+def broker_errors() -> tuple[type[BaseException], ...]:
+    """What a send raises when the broker is unreachable or refuses the message: kombu's and redis's
+    errors, and the sockets' own (a closed port, a reset connection, a timeout)."""
+    from kombu.exceptions import KombuError
+    from kombu.exceptions import OperationalError as KombuOperationalError
+
+    errors: tuple[type[BaseException], ...] = (KombuError, KombuOperationalError, OSError)
+    try:
+        from redis.exceptions import RedisError
+    except ImportError:  # pragma: no cover - redis is installed with celery[redis]
+        return errors
+    return (*errors, RedisError)
+
+
+def enqueue(task, *args, **kwargs) -> bool:
+    """Send ``task(*args, **kwargs)`` to the broker now; False (logged) when the broker could not take it.
+    With eager Celery (no broker) the task runs here and its own errors propagate, as in the tests."""
+    try:
+        task.delay(*args, **kwargs)
+    except broker_errors() as error:
+        if app.conf.task_always_eager:
+            raise
+        logger.warning(
+            "could not queue %s%r (%s: %s); the periodic sweep will redo it",
+            getattr(task, "name", None) or task,
+            args,
+            type(error).__name__,
+            error,
+        )
+        return False
+    return True
+
+
+def enqueue_on_commit(task, *args, **kwargs) -> None:
+    """Queue ``task(*args, **kwargs)`` once the current transaction commits (at once outside one). A broker
+    that cannot take the message is logged, not raised: the answer or change that committed is kept and
+    reported as a success, and the sweep finds the state the task would have advanced."""
+    from django.db import transaction
+
+    transaction.on_commit(lambda: enqueue(task, *args, **kwargs))

@@ -229,11 +229,28 @@ CELERY_BROKER_URL = REDIS_URL or "memory://localhost/"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_EAGER_PROPAGATES = True
-# A worker that dies mid-task must not lose it: acknowledge after the task ran, and requeue on a lost worker.
+# A worker that dies mid-task must not lose it: acknowledge after the task ran, and requeue on a lost worker
+# (its pool child killed: at once; the whole worker killed: Redis redelivers the unacknowledged message after
+# the visibility timeout, 5 minutes). Every task is idempotent, so running one twice is harmless; the judging
+# tasks' time limits (judging.tasks) keep them from outliving the visibility timeout (else Redis would hand
+# one to a second worker while the first still runs). One message prefetched per process.
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": 300,
+    # An unreachable broker fails a send in seconds (the request logs it and the sweep redoes the work),
+    # never holds a judge's answer for long.
+    "socket_connect_timeout": 2,
+    "socket_timeout": 5,
+}
+# A send to a broker that is down: two quick retries, then give up (config.celery.enqueue logs it).
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 2,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.5,
+}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 # Every Django process (web, worker, manage.py, tests) creates the Celery app here, so tasks queued by services
@@ -245,12 +262,17 @@ CELERY_TIMEZONE = TIME_ZONE
 # whatever a lost task left undone. Both are idempotent.
 CELERY_BEAT_SCHEDULE = {
     "hit-expire-overdue": {"task": "judging.tasks.hit_expire_overdue_task", "schedule": 60.0},
-    "campaign-advance-running": {"task": "judging.tasks.campaign_advance_running_task", "schedule": 300.0},
+    # Every minute: complete rounds left open and queued pairs left without a HIT by a lost task or a broker
+    # blip, and idle local assignments (TOPPREF_IDLE_RELEASE_SECONDS); its cost does not grow with a campaign.
+    "campaign-advance-running": {"task": "judging.tasks.campaign_advance_running_task", "schedule": 60.0},
     "crowd-sync-running": {"task": "judging.tasks.crowd_sync_running_task", "schedule": 180.0},
     "campaign-forecast-running": {"task": "judging.tasks.campaign_forecast_running_task", "schedule": 60.0},
     # Finished campaigns get their runs scored by the metrics app's own sweep (judging never names it).
     "campaign-scores-sweep": {"task": "metrics.tasks.campaign_scores_sweep_task", "schedule": 60.0},
 }
+# A local judge's assignment with no answer for this long is released by the sweep (its HIT goes to the next
+# judge; the answers given are kept, uncounted); 0 turns it off. Crowd platforms keep their own clocks.
+TOPPREF_IDLE_RELEASE_SECONDS = env_number("TOPPREF_IDLE_RELEASE_SECONDS", default=600.0, cast=float)
 # Without Redis there is no beat: the web process runs the same sweep on a request at most every this many
 # seconds (judging.middleware.SweepMiddleware); 0 turns it off. With Redis, beat does it (default 0).
 TOPPREF_SWEEP_SECONDS = env_number("TOPPREF_SWEEP_SECONDS", default=0.0 if REDIS_URL else 60.0, cast=float)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from decimal import Decimal
 from functools import wraps
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
@@ -146,6 +147,8 @@ def campaign_detail(request, name: str):
         "adaptive_topics": selectors.campaign_adaptive_topics(campaign=campaign),
         "triples": selectors.campaign_intransitive_triples(campaign=campaign),
         "top_k": selectors.campaign_top_k_with_text(campaign=campaign),
+        "held": selectors.campaign_held_assignments(campaign=campaign),
+        "idle_release_seconds": settings.TOPPREF_IDLE_RELEASE_SECONDS,
         "exports": list(Export.objects.filter(campaign=campaign)[:20]),
         "runs": list(campaign_run_list(campaign=campaign)),
         "export_form": ExportRequestForm(),

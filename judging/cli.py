@@ -323,7 +323,8 @@ def simulate_command(args: argparse.Namespace) -> int:
         oracle = ReplayOracle(log, fallback=oracle)
     pools = {topic: sorted(pool) for topic, pool in thin_qrels(graded, args.k).items()}
     if args.mode == "crowd":
-        nonrelevant = {topic: challenge_nonrelevant(topic, graded) for topic in pools}
+        shown = {docid for pool in pools.values() for docid in pool}
+        nonrelevant = {topic: challenge_nonrelevant(topic, graded, shown=shown) for topic in pools}
         result = simulate_crowd(
             pools,
             oracle,

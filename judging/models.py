@@ -81,7 +81,10 @@ class Campaign(models.Model):
     # How long a published HIT stays open before its pairs go back to the queue.
     hit_lifetime = models.DurationField(default=timedelta(days=1))
     # How long a worker has to finish a HIT once they took it (MTurk's AssignmentDurationInSeconds).
-    assignment_duration = models.DurationField(default=timedelta(hours=1))
+    # Default 30 minutes: a HIT of 10 preferences and 3 challenges ("Assessing top-k preferences", section
+    # 4.3) at up to two minutes a question (two passages read and compared) is 26 minutes; longer only delays
+    # the HIT's return to the queue when a worker walks away (docs/decisions.md "Idle release").
+    assignment_duration = models.DurationField(default=timedelta(minutes=30))
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.DRAFT)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)

@@ -7,9 +7,15 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import OperationalError
 
+from config.celery import enqueue
 from judging.models import CROWD_MODES, Campaign, CampaignTopic, Round
 
+# Below the broker's visibility timeout (300 s, config/settings.py): a task still running then would be
+# handed to a second worker. Every judging task takes seconds; the limits only end a stuck one, which the
+# sweep then redoes.
+TIME_LIMITS = {"soft_time_limit": 240, "time_limit": 270}
 TASK_OPTIONS = {
+    **TIME_LIMITS,
     "acks_late": True,
     "autoretry_for": (OperationalError,),
     "retry_backoff": True,
@@ -85,7 +91,7 @@ def campaign_advance_running_task() -> int:
         )
     )
     for campaign_id in campaign_ids:
-        campaign_advance_task.delay(campaign_id)
+        enqueue(campaign_advance_task, campaign_id)
     return len(campaign_ids)
 
 
@@ -104,6 +110,7 @@ def campaign_forecast_running_task() -> int:
 # after its client's own retries raises CrowdTransientError, retried here with backoff.
 
 CROWD_TASK_OPTIONS = {
+    **TIME_LIMITS,
     "acks_late": True,
     "retry_backoff": 30,
     "retry_backoff_max": 900,
@@ -153,7 +160,7 @@ def crowd_sync_running_task() -> int:
 
     campaign_ids = campaign_ids_to_sync()
     for campaign_id in campaign_ids:
-        crowd_sync_task.delay(campaign_id)
+        enqueue(crowd_sync_task, campaign_id)
     return len(campaign_ids)
 
 

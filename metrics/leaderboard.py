@@ -21,6 +21,7 @@ from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Count, Max, Q
 
+from config.celery import enqueue_on_commit
 from judging.models import Campaign
 from metrics.core.comparison import LeaderboardRow as CoreRow
 from metrics.core.comparison import leaderboard_rows, ranks
@@ -94,7 +95,7 @@ def campaign_runs_score_request(*, campaign: Campaign) -> None:
     from metrics.tasks import campaign_runs_score_task
 
     campaign_id = campaign.pk
-    transaction.on_commit(lambda: campaign_runs_score_task.delay(campaign_id))
+    enqueue_on_commit(campaign_runs_score_task, campaign_id)
 
 
 def _scores(campaign: Campaign):
@@ -300,7 +301,7 @@ def leaderboard_export_request(*, campaign: Campaign, kind: str, requested_by=No
     with transaction.atomic():
         export = export_request(campaign=campaign, kind=kind, requested_by=requested_by, enqueue=False)
         export_id = export.pk
-        transaction.on_commit(lambda: export_leaderboard_build_task.delay(export_id))
+        enqueue_on_commit(export_leaderboard_build_task, export_id)
     return export
 
 

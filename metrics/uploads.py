@@ -8,6 +8,7 @@ from __future__ import annotations
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
+from config.celery import enqueue_on_commit
 from judging.models import Campaign
 from pools import trec
 from pools.models import Run
@@ -54,7 +55,7 @@ def run_upload(*, campaign: Campaign, name: str, upload: UploadedFile, uploaded_
         run.file.storage.delete(saved)
         raise
     run_id = run.pk
-    transaction.on_commit(lambda: run_validate_task.delay(run_id))
+    enqueue_on_commit(run_validate_task, run_id)
     return run
 
 

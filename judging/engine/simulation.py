@@ -270,10 +270,13 @@ def simulate_crowd(
             result.hits += 1
             rng = hit_rng(seed=seed, number=result.hits)
             hit_topics = sorted({state.outcome.topic for state, _ in hit})
-            challenges = []
+            challenges: list[tuple[str, tuple[str, str]]] = []
             for _ in range(hit_shape.challenges):
                 topic = rng.choice(hit_topics)
-                pick = challenge_pick(topics[topic].state.candidates, nonrelevant.get(topic, ()), rng)
+                used = [shown for _, (_, shown) in challenges]
+                pick = challenge_pick(
+                    topics[topic].state.candidates, nonrelevant.get(topic, ()), rng, used=used
+                )
                 if pick is not None:
                     challenges.append((topic, pick))
             slots = hit_layout([pair for _, pair in hit], [pick for _, pick in challenges], rng=rng)

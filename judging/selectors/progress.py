@@ -9,7 +9,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, TypedDict
 
-from django.db.models import Count, Exists, OuterRef, Q, Sum, Value
+from django.db.models import Count, Exists, Max, OuterRef, Q, Sum, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -274,3 +274,40 @@ def campaign_progress_table(*, campaign: Campaign) -> ProgressTable:
         "pairs_judged": sum(row["pairs_judged"] for row in table),
         "pairs_open": sum(row["pairs_open"] for row in table),
     }
+
+
+class HeldAssignment(TypedDict):
+    """An assignment in progress: who holds which HIT, since when, and their last answer."""
+
+    worker: str
+    hit_number: int
+    started_at: datetime
+    age_seconds: int
+    answered: int
+    idle_seconds: int
+
+
+def campaign_held_assignments(*, campaign: Campaign, now: datetime | None = None) -> list[HeldAssignment]:
+    """The campaign's assignments in progress, oldest first, with their age and how long since their last
+    answer (an abandoned one is released after ``TOPPREF_IDLE_RELEASE_SECONDS`` locally, at its deadline
+    on a platform). One query."""
+    now = now or timezone.now()
+    rows = (
+        Assignment.objects.filter(campaign=campaign, status=Assignment.Status.IN_PROGRESS)
+        .annotate(answered=Count("judgments"), last_answer=Max("judgments__created_at"))
+        .order_by("started_at")
+        .values_list(
+            "worker__provider", "worker__external_id", "hit__number", "started_at", "answered", "last_answer"
+        )
+    )
+    return [
+        HeldAssignment(
+            worker=f"{provider}:{external_id}",
+            hit_number=hit_number,
+            started_at=started_at,
+            age_seconds=int((now - started_at).total_seconds()),
+            answered=answered,
+            idle_seconds=int((now - (last_answer or started_at)).total_seconds()),
+        )
+        for provider, external_id, hit_number, started_at, answered, last_answer in rows
+    ]

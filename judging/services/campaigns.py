@@ -12,6 +12,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from config.celery import enqueue_on_commit
 from judging.engine import (
     DEFAULT_ADAPTIVE_PARAMS,
     DEFAULT_HIT_SHAPE,
@@ -164,7 +165,7 @@ def campaign_start(*, campaign: Campaign, topic_ids: Sequence[str] | None = None
         else:
             tournament_open(campaign_topic=campaign_topic)
     if campaign.is_crowd:
-        transaction.on_commit(lambda: hit_build_task.delay(campaign.pk))
+        enqueue_on_commit(hit_build_task, campaign.pk)
     campaign.refresh_from_db()
     return campaign
 

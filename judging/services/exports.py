@@ -16,6 +16,7 @@ from django.db import transaction
 from django.db.models import Min
 from django.utils import timezone
 
+from config.celery import enqueue_on_commit
 from judging.models import Assignment, Campaign, Export, Judgment, TournamentJudgment
 from judging.selectors import (
     PREFERENCE_KINDS,
@@ -78,7 +79,7 @@ def export_request(*, campaign: Campaign, kind: str, requested_by=None, enqueue:
     export = Export.objects.create(campaign=campaign, kind=kind, requested_by=requested_by)
     if enqueue:
         export_id = export.pk
-        transaction.on_commit(lambda: export_build_task.delay(export_id))
+        enqueue_on_commit(export_build_task, export_id)
     return export
 
 

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, Max, OuterRef, Q
 from django.utils import timezone
 
+from config.celery import enqueue_on_commit
 from judging.engine import (
     challenge_nonrelevant,
     challenge_pick,
@@ -26,7 +28,7 @@ from judging.engine import (
     pack_hits,
     pack_hits_distinct,
 )
-from judging.models import Assignment, Campaign, Candidate, Hit, HitSlot, Pair
+from judging.models import Assignment, Campaign, Candidate, Hit, HitSlot, Judgment, Pair
 from pools.models import GradedJudgment, Topic
 
 
@@ -87,10 +89,10 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
     for hit, chunk in zip(hits, chunks, strict=True):
         rng = hit_rng(seed=campaign.seed, number=hit.number)
         topics = sorted({topic_pk for *_, topic_pk in chunk})
-        challenges = []
+        challenges: list[tuple[tuple[str, str], int]] = []
         for _ in range(campaign.challenges_per_hit):
             topic_pk = rng.choice(topics)
-            pick = challenge_material.pick(topic_pk, rng)
+            pick = challenge_material.pick(topic_pk, rng, used=[shown for (_, shown), _ in challenges])
             if pick is not None:
                 challenges.append((pick, topic_pk))
         layout = hit_layout(
@@ -148,7 +150,9 @@ def assignment_expire(*, assignment: Assignment, now: datetime | None = None) ->
 
 def hit_expire_overdue(*, campaign: Campaign | None = None, now: datetime | None = None) -> list[Hit]:
     """The overdue sweep (of one campaign, or all): every assignment in progress past its deadline expires
-    (``assignment_expire``), then every open HIT past its lifetime that no worker holds expires and its pairs
+    (``assignment_expire``), and so does every local judge's assignment idle for
+    ``TOPPREF_IDLE_RELEASE_SECONDS`` (``assignment_is_idle``: its HIT goes to the next judge, its answers are
+    kept but count only through the assignment that completes the HIT), then every open HIT past its lifetime that no worker holds expires and its pairs
     go back to the queue. A HIT past its lifetime whose worker is within their deadline is left alone: their
     work still counts. Each change is its own transaction. Returns the HITs expired."""
     now = now or timezone.now()
@@ -164,6 +168,11 @@ def hit_expire_overdue(*, campaign: Campaign | None = None, now: datetime | None
                 _, closed = _assignment_expire(assignment=assignment, now=now)
             if closed is not None:
                 expired.append(closed)
+    for assignment in _assignments_idle(campaign=campaign, now=now):
+        with transaction.atomic():
+            _, closed = _assignment_expire(assignment=assignment, now=now, idle=True)
+        if closed is not None:
+            expired.append(closed)
     held = Assignment.objects.filter(hit=OuterRef("pk"), status=Assignment.Status.IN_PROGRESS)
     overdue = Hit.objects.filter(status=Hit.Status.OPEN, expires_at__lt=now).exclude(Exists(held))
     if campaign is not None:
@@ -190,14 +199,60 @@ def assignment_is_overdue(*, assignment: Assignment, now: datetime) -> bool:
     return deadline <= now
 
 
-def _assignment_expire(*, assignment: Assignment, now: datetime) -> tuple[Assignment, Hit | None]:
-    """``assignment_expire``; also returns its HIT when that expired with it. The caller is atomic."""
+def idle_release_seconds() -> float:
+    """``TOPPREF_IDLE_RELEASE_SECONDS``: how long a local judge's assignment may go without an answer before
+    the sweep releases it (0: never)."""
+    return float(getattr(settings, "TOPPREF_IDLE_RELEASE_SECONDS", 0) or 0)
+
+
+def assignment_last_activity(*, assignment: Assignment) -> datetime:
+    """When the judge last did something on the assignment: its latest answer, else its start."""
+    last = Judgment.objects.filter(assignment=assignment).aggregate(last=Max("created_at"))["last"]
+    return max(last, assignment.started_at) if last is not None else assignment.started_at
+
+
+def assignment_is_idle(*, assignment: Assignment, now: datetime) -> bool:
+    """Whether a local judge's assignment has had no answer for ``TOPPREF_IDLE_RELEASE_SECONDS``: a judge who
+    closed the tab must not hold a HIT (and its round) for the whole ``assignment_duration``. Crowd platforms'
+    assignments keep their own clock (the worker is paid by the platform for the time it grants)."""
+    seconds = idle_release_seconds()
+    if not seconds or assignment.campaign.provider != Campaign.Provider.LOCAL:
+        return False
+    return assignment_last_activity(assignment=assignment) <= now - timedelta(seconds=seconds)
+
+
+def _assignments_idle(*, campaign: Campaign | None, now: datetime) -> list[Assignment]:
+    """The local assignments in progress with no answer for ``TOPPREF_IDLE_RELEASE_SECONDS``, in one query
+    over the assignments in progress (a handful: one per active judge), never over a campaign's history."""
+    seconds = idle_release_seconds()
+    if not seconds:
+        return []
+    cutoff = now - timedelta(seconds=seconds)
+    recent = Judgment.objects.filter(assignment=OuterRef("pk"), created_at__gt=cutoff)
+    idle = Assignment.objects.filter(
+        status=Assignment.Status.IN_PROGRESS,
+        campaign__provider=Campaign.Provider.LOCAL,
+        started_at__lte=cutoff,
+    ).exclude(Exists(recent))
+    if campaign is not None:
+        idle = idle.filter(campaign=campaign)
+    return list(idle.select_related("campaign"))
+
+
+def _assignment_expire(
+    *, assignment: Assignment, now: datetime, idle: bool = False
+) -> tuple[Assignment, Hit | None]:
+    """``assignment_expire``; also returns its HIT when that expired with it. ``idle=True`` also releases an
+    idle local assignment (``assignment_is_idle``, checked again under the locks, so an answer that came
+    meanwhile keeps it). The caller is atomic."""
     hit = Hit.objects.select_for_update().get(pk=assignment.hit_id)
     assignment = (
         Assignment.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=assignment.pk)
     )
-    if assignment.status != Assignment.Status.IN_PROGRESS or not assignment_is_overdue(
-        assignment=assignment, now=now
+    if assignment.status != Assignment.Status.IN_PROGRESS:
+        return assignment, None
+    if not assignment_is_overdue(assignment=assignment, now=now) and not (
+        idle and assignment_is_idle(assignment=assignment, now=now)
     ):
         return assignment, None
     assignment.status = Assignment.Status.EXPIRED
@@ -236,13 +291,13 @@ def _hit_close(*, hit: Hit, status: str) -> Hit:
     hit.assignments.filter(status=Assignment.Status.IN_PROGRESS).update(status=assignment_status)
     Pair.objects.filter(hit=hit, winner__isnull=True).update(hit=None)
     campaign_id = hit.campaign_id
-    transaction.on_commit(lambda: hit_build_task.delay(campaign_id))
+    enqueue_on_commit(hit_build_task, campaign_id)
     return hit
 
 
 class _ChallengeMaterial:
     """What challenges are drawn from, for the topics of one ``hit_build`` call: each topic's current
-    candidates and its non-relevant items (grade <= 0; else those of its conversation), plus the item ids."""
+    candidates and the non-relevant items its challenges may use (``challenge_nonrelevant``), plus the item ids."""
 
     def __init__(
         self, pools: dict[int, list[str]], nonrelevant: dict[int, list[str]], item_ids: dict[str, int]
@@ -270,17 +325,20 @@ class _ChallengeMaterial:
                 grades[topic_id][docid] = grade
                 item_ids[docid] = item_id
 
-        nonrelevant_judged = GradedJudgment.objects.filter(
-            grade__lte=0, topic__collection_id=campaign.collection_id
-        )
+        judged = GradedJudgment.objects.filter(topic__collection_id=campaign.collection_id)
         topics = list(Topic.objects.filter(pk__in=topic_pks).values_list("pk", "topic_id", "conversation_id"))
-        load_grades(nonrelevant_judged.filter(topic__pk__in=topic_pks))
+        # Every grade of the HIT's own topics, relevant ones included: the shared rule
+        # (``challenge_nonrelevant``) never lets a passage the topic grades relevant be a challenge's
+        # "non-relevant" side, and it can only see those grades if they are loaded.
+        load_grades(judged.filter(topic__pk__in=topic_pks))
         # The conversation fallback only for topics without a grade-0 item of their own (docs/decisions.md).
         conversation_by_topic = {
             topic_id: conversation or conversation_of(topic_id) for _, topic_id, conversation in topics
         }
         lacking = [
-            (topic_id, conversation) for _, topic_id, conversation in topics if not grades.get(topic_id)
+            (topic_id, conversation)
+            for _, topic_id, conversation in topics
+            if not any(grade <= 0 for grade in grades.get(topic_id, {}).values())
         ]
         if lacking:
             siblings = Q()
@@ -292,20 +350,34 @@ class _ChallengeMaterial:
             sibling_topics = list(
                 Topic.objects.filter(collection_id=campaign.collection_id)
                 .filter(siblings)
+                .exclude(pk__in=topic_pks)
                 .values_list("pk", "topic_id", "conversation_id")
             )
             for _, topic_id, conversation_id in sibling_topics:
                 conversation_by_topic.setdefault(topic_id, conversation_id or conversation_of(topic_id))
-            load_grades(nonrelevant_judged.filter(topic__pk__in=[pk for pk, *_ in sibling_topics]))
+            load_grades(judged.filter(grade__lte=0, topic__pk__in=[pk for pk, *_ in sibling_topics]))
         external = {pk: topic_id for pk, topic_id, _ in topics}
 
         def conversation(topic_id: str) -> str:
             return conversation_by_topic.get(topic_id) or conversation_of(topic_id)
 
-        nonrelevant = {
+        eligible = {
             pk: challenge_nonrelevant(external[pk], grades, conversation=conversation) for pk in topic_pks
+        }
+        # Of those, the passages that ordinary pairs show too (candidates of any topic of the campaign).
+        wanted = {item_ids[docid] for docids in eligible.values() for docid in docids}
+        shown = set(
+            Candidate.objects.filter(campaign_topic__campaign=campaign, item_id__in=wanted)
+            .values_list("item__docid", flat=True)
+            .distinct()
+        )
+        nonrelevant = {
+            pk: challenge_nonrelevant(external[pk], grades, conversation=conversation, shown=shown)
+            for pk in topic_pks
         }
         return cls(pools, nonrelevant, item_ids)
 
-    def pick(self, topic_pk: int, rng: random.Random) -> tuple[str, str] | None:
-        return challenge_pick(self.pools.get(topic_pk, []), self.nonrelevant.get(topic_pk, []), rng)
+    def pick(self, topic_pk: int, rng: random.Random, *, used: list[str]) -> tuple[str, str] | None:
+        return challenge_pick(
+            self.pools.get(topic_pk, []), self.nonrelevant.get(topic_pk, []), rng, used=used
+        )

@@ -17,6 +17,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
+from config.celery import enqueue
 from judging.models import Assignment, Campaign, Hit, HitSlot, Judgment, Pair, Round, Worker
 from judging.services.errors import (
     AssignmentClosedError,
@@ -41,6 +42,7 @@ from judging.services.hits import (
 from judging.tasks import round_close_if_complete_task
 
 LIVE_ASSIGNMENT_STATES = (Assignment.Status.IN_PROGRESS, Assignment.Status.ACCEPTED)
+UNKNOWN = object()  # "not read yet", beside None ("read: there is none")
 T = TypeVar("T")
 
 
@@ -98,51 +100,52 @@ def hit_assign_next(*, campaign: Campaign, worker: Worker) -> Assignment | None:
 @transaction.atomic
 def _hit_assign_next(*, campaign: Campaign, worker: Worker) -> Assignment | None:
     now = timezone.now()
-    worker = Worker.objects.select_for_update().get(pk=worker.pk)
+    # One statement locks the worker and learns, under that lock (so every assignment committed for them is
+    # seen), which assignment they hold in the campaign and whether they have one that did not count.
+    held = Assignment.objects.filter(
+        campaign_id=campaign.pk, worker_id=OuterRef("pk"), status=Assignment.Status.IN_PROGRESS
+    )
+    not_counted = Assignment.objects.filter(
+        campaign_id=campaign.pk,
+        worker_id=OuterRef("pk"),
+        status__in=(Assignment.Status.EXPIRED, Assignment.Status.DISCARDED),
+    )
+    worker = (
+        Worker.objects.select_for_update(of=("self",))
+        .annotate(held_id=Subquery(held.values("pk")[:1]), has_not_counted=Exists(not_counted))
+        .get(pk=worker.pk)
+    )
     if worker_is_excluded(worker=worker, campaign=campaign):
         raise WorkerExcludedError(worker_id=worker.pk)
-    # The common case in one statement, made after the worker's lock is held (so it sees every assignment
-    # committed for them): the campaign runs, the worker holds nothing in it, and an open HIT is free.
-    held = Assignment.objects.filter(
-        campaign_id=campaign.pk, worker_id=worker.pk, status=Assignment.Status.IN_PROGRESS
-    )
-    assignment = _open_hit_take(
-        _open_hits(campaign_id=campaign.pk, worker=worker, now=now)
-        .filter(campaign__status=Campaign.Status.RUNNING)
-        .exclude(Exists(held)),
+    # The common case of a judge's next page: the HIT they hold (unless its deadline passed: then it
+    # expires, and its HIT, if still open, may hold pairs they answered).
+    current = _assignment_in_progress(worker=worker, campaign=campaign, now=now, held_id=worker.held_id)
+    if current is not None:
+        return current
+    may_hold_judged = worker.has_not_counted or worker.held_id is not None
+    # A paused (or finished) campaign hands out no new HIT (the one a worker holds stays theirs, above).
+    return _open_hit_take(
+        _open_hits(campaign_id=campaign.pk, worker=worker, now=now, may_hold_judged=may_hold_judged).filter(
+            campaign__status=Campaign.Status.RUNNING
+        ),
         worker=worker,
         now=now,
     )
-    if assignment is not None:
-        return assignment
-    campaign = Campaign.objects.get(pk=campaign.pk)
-    current = _assignment_in_progress(worker=worker, campaign=campaign, now=now)
-    if current is not None:
-        return current
-    if campaign.status != Campaign.Status.RUNNING:
-        # A paused (or finished) campaign hands out no new HIT; the one a worker holds stays theirs.
-        return None
-    return _open_hit_take(_open_hits(campaign_id=campaign.pk, worker=worker, now=now), worker=worker, now=now)
 
 
-def _open_hits(*, campaign_id: int, worker: Worker, now: datetime) -> QuerySet[Hit]:
+def _open_hits(
+    *, campaign_id: int, worker: Worker, now: datetime, may_hold_judged: bool = True
+) -> QuerySet[Hit]:
     """The campaign's open HITs within their lifetime that nobody holds and that show the worker no pair
-    they already judged (e.g. a pair requeued from a HIT of theirs that expired), oldest first."""
+    they already judged (e.g. a pair requeued from a HIT of theirs that expired), oldest first.
+    ``may_hold_judged=False`` says the worker has no assignment in the campaign that did not count (expired,
+    discarded): only such an assignment can have left a judged pair in the queue (a counted pair has its
+    winner), so the costly check is skipped."""
     live = Assignment.objects.filter(hit=OuterRef("pk"), status__in=LIVE_ASSIGNMENT_STATES)
-    # The pairs an open HIT holds point to it, so this reaches them without going through its slots.
-    judged_before = Judgment.objects.filter(slot__pair__hit=OuterRef("pk"), assignment__worker=worker)
-    # Only an assignment of theirs that did not count (expired, discarded) can have left a judged pair in the
-    # queue (a counted pair has its winner): without one, the costly check above is skipped.
-    not_counted = Assignment.objects.filter(
-        campaign_id=campaign_id,
-        worker=worker,
-        status__in=(Assignment.Status.EXPIRED, Assignment.Status.DISCARDED),
-    )
     hits = (
         Hit.objects.filter(campaign_id=campaign_id, status=Hit.Status.OPEN)
         .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
         .exclude(Exists(live))
-        .filter(~Exists(not_counted) | ~Exists(judged_before))
         .order_by("number")
     )
     if Campaign.objects.filter(pk=campaign_id, mode=Campaign.Mode.ADAPTIVE).exists():
@@ -157,7 +160,11 @@ def _open_hits(*, campaign_id: int, worker: Worker, now: datetime) -> QuerySet[H
         )
         seen = Pair.objects.filter(hit=OuterRef("pk")).filter(Exists(same_pair))
         hits = hits.exclude(Exists(seen))
-    return hits
+    if not may_hold_judged:
+        return hits
+    # The pairs an open HIT holds point to it, so this reaches them without going through its slots.
+    judged_before = Judgment.objects.filter(slot__pair__hit=OuterRef("pk"), assignment__worker=worker)
+    return hits.exclude(Exists(judged_before))
 
 
 def _open_hit_take(hits: QuerySet[Hit], *, worker: Worker, now: datetime) -> Assignment | None:
@@ -186,12 +193,18 @@ def _hit_is_held(hit: Hit) -> bool:
     return hit.assignments.filter(status__in=LIVE_ASSIGNMENT_STATES).exists()
 
 
-def _assignment_in_progress(*, worker: Worker, campaign: Campaign, now: datetime) -> Assignment | None:
+def _assignment_in_progress(
+    *, worker: Worker, campaign: Campaign, now: datetime, held_id: int | None | object = UNKNOWN
+) -> Assignment | None:
     """The worker's assignment in progress in the campaign, expiring it first if its deadline has passed
-    (then None). The caller is atomic and holds the worker's lock."""
-    current = Assignment.objects.filter(
-        campaign=campaign, worker=worker, status=Assignment.Status.IN_PROGRESS
-    ).first()
+    (then None). ``held_id`` is its id when the caller read it already (None: they hold none). The caller is
+    atomic and holds the worker's lock."""
+    if held_id is None:
+        return None
+    found = Assignment.objects.filter(campaign=campaign, worker=worker, status=Assignment.Status.IN_PROGRESS)
+    if isinstance(held_id, int):
+        found = Assignment.objects.filter(pk=held_id)
+    current = found.first()
     if current is None:
         return None
     current.campaign = campaign
@@ -261,8 +274,11 @@ def judgment_submit(
         shown_at=shown_at,
         milliseconds=milliseconds,
     )
-    slot_count = HitSlot.objects.filter(hit_id=assignment.hit_id).count()
-    if Judgment.objects.filter(assignment=assignment).count() == slot_count:
+    # Whether every slot of the HIT is now answered, in one statement.
+    unanswered = HitSlot.objects.filter(hit_id=assignment.hit_id).exclude(
+        Exists(Judgment.objects.filter(assignment=assignment, slot=OuterRef("pk")))
+    )
+    if not unanswered.exists():
         _assignment_complete(assignment=assignment, hit=hit)
     return judgment
 
@@ -420,4 +436,4 @@ def _rounds_close_complete(round_ids: list[int]) -> None:
         .values_list("pk", flat=True)
     )
     for round_id in list(complete):
-        round_close_if_complete_task.delay(round_id)
+        enqueue(round_close_if_complete_task, round_id)

@@ -7,6 +7,7 @@ import logging
 
 from django.db import transaction
 
+from config.celery import enqueue, enqueue_on_commit
 from judging.crowd.base import CrowdError
 from judging.models import Campaign
 from judging.services.errors import CampaignStateError
@@ -41,7 +42,7 @@ def campaign_pause(*, campaign: Campaign) -> Campaign:
             # Without a worker (eager Celery) the sync runs here, after the pause is committed: a provider that
             # cannot be reached (no credentials, no network) must not turn the applied pause into an error.
             try:
-                crowd_sync_task.delay(campaign_id)
+                enqueue(crowd_sync_task, campaign_id)
             except CrowdError as error:
                 logger.warning("campaign %s paused; its provider could not be told: %s", paused.name, error)
                 paused.provider_message = (  # type: ignore[attr-defined]
@@ -70,7 +71,7 @@ def campaign_resume(*, campaign: Campaign) -> Campaign:
     campaign.status = Campaign.Status.RUNNING
     campaign.save(update_fields=["status"])
     campaign_id = campaign.pk
-    transaction.on_commit(lambda: campaign_advance_task.delay(campaign_id))
+    enqueue_on_commit(campaign_advance_task, campaign_id)
     return campaign
 
 
@@ -86,7 +87,7 @@ def campaign_publish_more(*, campaign: Campaign) -> None:
         )
     campaign_id = campaign.pk
     if campaign.provider == Campaign.Provider.LOCAL:
-        transaction.on_commit(lambda: hit_build_task.delay(campaign_id))
+        enqueue_on_commit(hit_build_task, campaign_id)
     else:
         work = hit_build_task.si(campaign_id) | campaign_publish_task.si(campaign_id)
-        transaction.on_commit(lambda: work.delay())
+        enqueue_on_commit(work)

@@ -14,6 +14,7 @@ from django.db import transaction
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
+from config.celery import enqueue_on_commit
 from judging.engine import (
     RoundPlan,
     TopicState,
@@ -111,7 +112,7 @@ def round_close_if_complete(*, round: Round) -> bool:
         if round_open(campaign_topic=campaign_topic, state=closing.state, item_ids=dict(candidates)):
             # Only new pairs give HIT building something to do; a finished topic queues none.
             campaign_id = campaign.pk
-            transaction.on_commit(lambda: hit_build_task.delay(campaign_id))
+            enqueue_on_commit(hit_build_task, campaign_id)
     else:
         assert closing.ranked is not None  # a closed stage-2 round always ranks the pool
         round.outcome = {"wins": closing.wins}
@@ -163,4 +164,4 @@ def _adaptive_round_close(*, campaign_topic: CampaignTopic, round: Round) -> Non
     round.save(update_fields=["outcome", "closed_at"])
     if round_open(campaign_topic=campaign_topic):
         campaign_id = campaign.pk
-        transaction.on_commit(lambda: hit_build_task.delay(campaign_id))
+        enqueue_on_commit(hit_build_task, campaign_id)

@@ -50,7 +50,8 @@ def campaign_simulate(
     until the crowd campaign is done. A worker excluded after a failed challenge is replaced by a new one.
 
     ``drive=True`` runs ``campaign_advance`` itself whenever no HIT is available (needed where on-commit
-    tasks do not run, e.g. inside a test transaction; a no-op when eager tasks already did the work);
+    tasks do not run, e.g. inside a test transaction; a no-op when eager tasks already did the work); when
+    that finds nothing to do and a Celery worker runs the tasks, it waits for the worker as ``drive=False``;
     ``drive=False`` leaves closing rounds and building HITs to the Celery workers and polls until they have,
     raising ``CampaignStalledError`` after ``timeout_seconds`` without progress."""
     workers = [_simulated_worker(campaign, i) for i in range(worker_count)]
@@ -70,9 +71,11 @@ def campaign_simulate(
                 break
             if drive:
                 counts = campaign_advance(campaign=campaign)
+                if any(counts.values()):
+                    idle_since = time.monotonic()
+                    continue
                 if (
-                    not any(counts.values())
-                    and campaign.mode == Campaign.Mode.ADAPTIVE
+                    campaign.mode == Campaign.Mode.ADAPTIVE
                     and Hit.objects.filter(campaign=campaign, status=Hit.Status.OPEN).exists()
                     and created < worker_count + MAX_EXTRA_WORKERS
                 ):
@@ -81,16 +84,19 @@ def campaign_simulate(
                     workers.append(_simulated_worker(campaign, created))
                     created += 1
                     continue
-                if not any(counts.values()):
-                    campaign.refresh_from_db(fields=["status"])
-                    if campaign.status != Campaign.Status.DONE:
-                        raise CampaignStalledError(
-                            f"campaign {campaign.name}: nothing to judge and nothing to advance"
-                        )
-            else:
-                if time.monotonic() - idle_since > timeout_seconds:
-                    raise CampaignStalledError(f"campaign {campaign.name}: no HIT for {timeout_seconds} s")
-                time.sleep(poll_seconds)
+                campaign.refresh_from_db(fields=["status"])
+                if campaign.status == Campaign.Status.DONE:
+                    break
+                if _tasks_run_in_process():
+                    raise CampaignStalledError(
+                        f"campaign {campaign.name}: nothing to judge and nothing to advance"
+                    )
+                # "Nothing to advance" with a Celery worker running is no stall: the worker has just closed
+                # the round or is building its HITs (and committed them after this process looked), so wait
+                # for it as drive=False does.
+            if time.monotonic() - idle_since > timeout_seconds:
+                raise CampaignStalledError(f"campaign {campaign.name}: no HIT for {timeout_seconds} s")
+            time.sleep(poll_seconds)
             continue
         idle_since = time.monotonic()
         if assignment.hit_id not in hit_slots:
@@ -145,6 +151,13 @@ def _open_hit_slots(campaign: Campaign, *, since: int) -> dict[int, list[tuple]]
     for hit, *slot in rows:
         slots.setdefault(hit, []).append(tuple(slot))
     return slots
+
+
+def _tasks_run_in_process() -> bool:
+    """Whether Celery tasks run eagerly here (no broker, no worker): then nobody else advances the campaign."""
+    from config.celery import app
+
+    return bool(app.conf.task_always_eager)
 
 
 def _simulated_worker(campaign: Campaign, index: int) -> Worker:

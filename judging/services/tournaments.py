@@ -20,6 +20,8 @@ from judging.services.topic_state import topic_close
 from pools.models import Item
 
 DEFAULT_LEASE = timedelta(minutes=30)
+# A lease renewed less than this long ago is not written again (the next page after an answer, a reload).
+LEASE_RENEWAL_STEP = timedelta(minutes=1)
 
 
 @dataclass(frozen=True)
@@ -42,8 +44,13 @@ def tournament_next_pair(
     running = CampaignTopic.objects.filter(campaign=campaign, state=CampaignTopic.State.TOURNAMENT)
     while True:
         campaign_topic = (
-            running.filter(assessor=assessor).select_for_update(of=("self",)).order_by("pk").first()
+            running.filter(assessor=assessor)
+            .select_related("topic")
+            .select_for_update(of=("self",))
+            .order_by("pk")
+            .first()
             or running.filter(Q(assessor__isnull=True) | Q(assessor_lease_until__lt=now))
+            .select_related("topic")
             .select_for_update(skip_locked=True, of=("self",))
             .order_by("pk")
             .first()
@@ -56,9 +63,15 @@ def tournament_next_pair(
             # Only reachable for a state saved before its last judgment finished it; finish it now.
             _tournament_finish(campaign_topic=campaign_topic, tournament=tournament)
             continue
-        campaign_topic.assessor = assessor
-        campaign_topic.assessor_lease_until = now + lease
-        campaign_topic.save(update_fields=["assessor", "assessor_lease_until", "updated_at"])
+        renewed_lately = (
+            campaign_topic.assessor_id == assessor.pk
+            and campaign_topic.assessor_lease_until is not None
+            and campaign_topic.assessor_lease_until >= now + lease - LEASE_RENEWAL_STEP
+        )
+        if not renewed_lately:  # (an answer renews it too: the page after it writes nothing)
+            campaign_topic.assessor = assessor
+            campaign_topic.assessor_lease_until = now + lease
+            campaign_topic.save(update_fields=["assessor", "assessor_lease_until", "updated_at"])
         items = {
             item.docid: item
             for item in Item.objects.filter(collection_id=campaign.collection_id, docid__in=pair)

@@ -37,7 +37,7 @@ from judging.services import (
     worker_get_or_create,
     worker_is_excluded,
 )
-from judging.views.answers import parse_answer, shown_stamp
+from judging.views.answers import answered, parse_answer, shown_stamp
 from judging.views.tokens import TokenExpired, TokenInvalid, token_make, token_read
 
 PREVIEW_ASSIGNMENT = "ASSIGNMENT_ID_NOT_AVAILABLE"
@@ -178,7 +178,11 @@ def hit_answer(request: HttpRequest, public_id) -> HttpResponse:
             raise Refusal("This HIT is closed.", "It expired or was already submitted.", 409) from None
     except Refusal as refusal:
         return _refusal_page(request, refusal)
-    return _see_other(_page_url(hit, token))
+    return answered(
+        request,
+        _page_url(hit, token),
+        lambda: _render_assignment(request, hit, _assignment_again(assignment), token),
+    )
 
 
 @frame_for_workers
@@ -281,6 +285,11 @@ def _from_token(request: HttpRequest, token: str, hit: Hit) -> tuple[Assignment,
     if assignment is None:
         raise Refusal("This page's link is not valid.", "Open the HIT again from the provider's site.", 403)
     return assignment, token
+
+
+def _assignment_again(assignment: Assignment) -> Assignment:
+    """The assignment as the answer left it (the last answer submits it; a failed challenge excludes)."""
+    return Assignment.objects.select_related("worker", "hit").get(pk=assignment.pk)
 
 
 def _check_origin(request: HttpRequest) -> None:

@@ -5,7 +5,7 @@ both; a plain form POST answers and redirects, and static/judging/pair.js does t
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -30,7 +30,7 @@ from judging.services import (
     tournament_next_pair,
     worker_for_user,
 )
-from judging.views.answers import parse_answer, shown_stamp
+from judging.views.answers import answered, parse_answer, shown_stamp
 from pools.models import Item
 
 ASSESSOR, CROWD = "assessors", "crowd"
@@ -63,7 +63,11 @@ def judge_instructions(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def judge_next(request: HttpRequest) -> HttpResponse:
-    roles = judge_roles(user=request.user)
+    return _next_page(request, judge_roles(user=request.user))
+
+
+def _next_page(request: HttpRequest, roles: set[str]) -> HttpResponse:
+    """What ``/judge/next/`` shows: the judge's next pair, else a page saying why there is none."""
     if not roles & {ASSESSOR, CROWD}:
         return _refuse(
             request,
@@ -121,9 +125,12 @@ def judge_answer(request: HttpRequest) -> HttpResponse:
             campaign__mode=Campaign.Mode.TOURNAMENT,
             campaign__status=Campaign.Status.RUNNING,
         )
+        left_pk, right_pk = _int(request.POST.get("left")), _int(request.POST.get("right"))
         items = Item.objects.filter(collection_id=campaign_topic.campaign.collection_id)
-        left = get_object_or_404(items, pk=_int(request.POST.get("left")))
-        right = get_object_or_404(items, pk=_int(request.POST.get("right")))
+        found = items.in_bulk([left_pk, right_pk])  # both in one query
+        if left_pk not in found or right_pk not in found:
+            raise Http404("no such item")
+        left, right = found[left_pk], found[right_pk]
         winner, loser = (left, right) if answer.side == "left" else (right, left)
         try:
             tournament_judgment_submit(
@@ -168,7 +175,7 @@ def judge_answer(request: HttpRequest) -> HttpResponse:
             )
     else:
         return _refuse(request, "That answer was not understood.", "", status=400)
-    return redirect_see_other(reverse("judging:next"))
+    return answered(request, reverse("judging:next"), lambda: _next_page(request, roles))
 
 
 def redirect_see_other(url: str) -> HttpResponse:

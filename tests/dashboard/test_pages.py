@@ -223,3 +223,26 @@ def test_an_adaptive_campaign_from_the_form_shows_open_out_and_tied_per_topic(
     assert any(row["out"] for row in rows) and all(row["tied"] == [] for row in rows)
     html = page.content.decode()
     assert 'id="adaptive-topics"' in html and "max 4 votes a pair" in html
+
+
+def test_the_campaign_page_shows_held_assignments_and_their_age(client, researcher, finished_campaign):
+    from judging.models import HitSlot
+    from judging.services import campaign_create, campaign_start, hit_assign_next, hit_build, judgment_submit
+    from tests.judging.factories import WorkerFactory
+
+    running = campaign_start(
+        campaign=campaign_create(collection=finished_campaign.collection, name="running", owner=researcher)
+    )
+    hit_build(campaign=running)  # (inside the test's transaction the queued build does not run)
+    assignment = hit_assign_next(campaign=running, worker=WorkerFactory(external_id="walked-away"))
+    slot = HitSlot.objects.filter(hit_id=assignment.hit_id).order_by("position").first()
+    judgment_submit(assignment=assignment, slot=slot, winner_id=slot.left_id)
+    client.force_login(researcher)
+
+    page = client.get("/dashboard/campaigns/running/").content.decode()
+
+    assert "Assignments in progress (1)" in page and "local:walked-away" in page
+    held = client.get("/dashboard/campaigns/running/").context["held"]
+    assert [(row["hit_number"], row["answered"]) for row in held] == [(assignment.hit.number, 1)]
+    assert held[0]["age_seconds"] >= 0 and held[0]["idle_seconds"] >= 0
+    assert "No HIT is held right now." in client.get("/dashboard/campaigns/demo-done/").content.decode()

@@ -143,3 +143,26 @@ def test_a_real_worker_runs_a_small_campaign_to_completion(celery_worker_process
         "1_3": "c-r00",
     }
     assert report.discarded_hits == 0 and report.hits == Hit.objects.filter(campaign=campaign).count()
+
+
+def test_demo_run_works_with_a_real_worker_running(celery_worker_process):
+    # Given the demo collection and a worker that closes rounds and builds HITs as soon as it is told
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    call_command("demo_load", stdout=StringIO())
+    out = StringIO()
+
+    # When the demo runs on the full stack (its simulated workers in this process)
+    call_command("demo_run", stdout=out)
+
+    # Then "advance did nothing" while the worker did it is no stall: both demo campaigns finish, and the
+    # open ones are left for people to judge with their HITs built
+    assert celery_worker_process.poll() is None, "the worker died: see worker.log in the test's tmp_path"
+    statuses = dict(Campaign.objects.values_list("name", "status"))
+    assert statuses["demo-crowd"] == Campaign.Status.DONE
+    assert statuses["demo-tournament"] == Campaign.Status.DONE
+    assert statuses["demo-open-crowd"] == Campaign.Status.RUNNING
+    assert Hit.objects.filter(campaign__name="demo-open-crowd", status="open").exists()
+    assert "Open to judge in the browser" in out.getvalue()

@@ -93,7 +93,7 @@ def test_challenges_fall_back_to_the_conversation_then_to_none():
     # 1_1 has no grade-0 item but its conversation sibling 1_2 has; 2_1 has none anywhere in conversation 2
     grades = {
         "1_1": graded_pool("a", 9, nonrelevant=0),
-        "1_2": graded_pool("b", 1, nonrelevant=2),
+        "1_2": graded_pool("b", 1, nonrelevant=3),
         "2_1": graded_pool("c", 9, nonrelevant=0),
     }
     campaign = start(grades, conversations={"1_1": "1", "1_2": "1", "2_1": "2"}, preferences_per_hit=36)
@@ -109,6 +109,13 @@ def test_challenges_fall_back_to_the_conversation_then_to_none():
     fallback = HitSlot.objects.filter(hit=by_topic["1_1"], is_challenge=True).select_related("left", "right")
     assert fallback.count() == 3
     assert all({slot.left.docid[:3], slot.right.docid[:3]} == {"a-r", "b-n"} for slot in fallback)
+    # no non-relevant passage twice in a HIT (so no challenge pair twice either)
+    assert (
+        len(
+            {slot.left_id if slot.expected_winner_id == slot.right_id else slot.right_id for slot in fallback}
+        )
+        == 3
+    )
     assert HitSlot.objects.filter(hit=by_topic["2_1"], is_challenge=True).count() == 0
 
 

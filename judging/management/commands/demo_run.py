@@ -12,7 +12,7 @@ from django.db.models import Count, Q
 from judging.engine import DEFAULT_PARAMS, CrowdParams, PerfectOracle, tournament_judgment_bound
 from judging.models import Campaign
 from judging.selectors import RESEARCHERS_GROUP, campaign_judgment_counts, campaign_progress, campaign_ranked
-from judging.services import campaign_create, campaign_delete, campaign_start
+from judging.services import campaign_create, campaign_delete, campaign_start, hit_build
 from judging.services.simulation import campaign_simulate, tournament_simulate
 from pools.models import Collection, GradedJudgment, Item, Topic
 from pools.trec import TrecFormatError, read_qrels
@@ -230,6 +230,9 @@ def open_for_browser_judging(
     crowd = campaign_start(
         campaign=campaign_create(collection=collection, name=OPEN_CROWD_CAMPAIGN, k=k, seed=seed, owner=owner)
     )
+    # Built here rather than left to the queued task, so the HITs are there when this returns, with a Celery
+    # worker too (building twice is harmless: the worker's run then finds nothing queued).
+    hit_build(campaign=crowd)
     sizes = (
         crowd.campaign_topics.annotate(size=Count("candidates"))
         .filter(size__gt=k)

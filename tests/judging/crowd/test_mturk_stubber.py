@@ -82,7 +82,7 @@ def stub_setup(stubber, campaign):
             "Description": ANY,
             "Keywords": "relevance, preference, search, comparison",
             "Reward": "2.00",
-            "AssignmentDurationInSeconds": 3600,
+            "AssignmentDurationInSeconds": 1800,  # the default assignment_duration: 30 minutes
             "AutoApprovalDelayInSeconds": 7 * 24 * 3600,
             "QualificationRequirements": EXPECTED_REQUIREMENTS,
         },
