@@ -226,6 +226,8 @@ class LoadRun:
         self.logs: dict[str, Path] = {}
         self.monitor: RoundMonitor | None = None
         self.fault_events: list[tuple[str, float]] = []
+        self.cpu_start: dict[str, dict[int, float]] | None = None
+        self.cpu_end: dict[str, dict[int, float]] | None = None
         self._cleaned = False
         signal.signal(signal.SIGTERM, self._terminate)
 
@@ -437,12 +439,49 @@ class LoadRun:
         return times
 
     def web_worker_pids(self) -> list[int]:
-        master = self.processes["web"].pid
+        return child_pids(self.processes["web"].pid)
+
+    def cpu_snapshot(self) -> dict[str, dict[int, float]]:
+        """CPU seconds so far of each process of each part: gunicorn's workers, the benchmark database's
+        PostgreSQL backends (but the benchmark's observers), the Celery worker and its pool, the judges."""
+        groups: dict[str, list[int]] = {"web": [], "postgres": [], "celery": [], "judges": []}
+        if "web" in self.processes:
+            groups["web"] = self.web_worker_pids()
+        if "worker" in self.processes:
+            worker = self.processes["worker"].pid
+            groups["celery"] = [worker, *child_pids(worker)]
+        if "judges" in self.processes:
+            groups["judges"] = [self.processes["judges"].pid]
         try:
-            children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
-        except OSError:
-            return []
-        return [int(pid) for pid in children]
+            import psycopg
+
+            with psycopg.connect(self.database_url, application_name=OBSERVER_APPS[0]) as connection:
+                groups["postgres"] = [
+                    pid
+                    for (pid,) in connection.execute(
+                        "SELECT pid FROM pg_stat_activity WHERE datname = %s AND application_name <> ALL(%s)"
+                        " AND pid <> pg_backend_pid()",
+                        (self.args.database, list(OBSERVER_APPS)),
+                    )
+                ]
+        except Exception:  # noqa: BLE001 - a snapshot without PostgreSQL's part is still worth printing
+            pass
+        snapshot: dict[str, dict[int, float]] = {}
+        for group, pids in groups.items():
+            snapshot[group] = {pid: cpu for pid in pids if (cpu := process_cpu_seconds(pid)) is not None}
+        return snapshot
+
+    def cpu_per_answer(self, answers: int) -> dict[str, float] | None:
+        """CPU milliseconds per answer of each part over the judging phase (processes born meanwhile count
+        from zero; a process that died meanwhile is missed)."""
+        if self.cpu_start is None or self.cpu_end is None or not answers:
+            return None
+        return {
+            group: 1000
+            * sum(cpu - self.cpu_start.get(group, {}).get(pid, 0.0) for pid, cpu in pids.items())
+            / answers
+            for group, pids in self.cpu_end.items()
+        }
 
     # --- the run -----------------------------------------------------------------------------------------------
 
@@ -513,6 +552,7 @@ class LoadRun:
                 raise RuntimeError("the judges did not start judging")
             time.sleep(0.1)
         judging_started = float(marker.read_text())
+        self.cpu_start = self.cpu_snapshot()
         self.monitor.started = judging_started
         self.say(f"  arrived in {judging_started - arrival_started:.0f} s; judging for {args.seconds:g} s")
         fault_at = args.fault_at if args.fault_at is not None else args.seconds / 3
@@ -566,7 +606,9 @@ class LoadRun:
             bar = tqdm(total=int(total), unit="s", desc="judging", leave=False, file=sys.stderr)
         try:
             while judges.poll() is None:
-                time.sleep(1.0)
+                time.sleep(min(1.0, max(0.05, started + total - time.monotonic())))
+                if self.cpu_end is None and time.monotonic() >= started + total:
+                    self.cpu_end = self.cpu_snapshot()
                 elapsed = min(total, time.monotonic() - started)
                 if bar is not None:
                     bar.n = int(elapsed)
@@ -729,6 +771,18 @@ class LoadRun:
             f"failed answers that were stored: {counts['errors_on_stored']} of {counts['failed_answers']}, "
             f"{counts['errors_on_stored_no_response']} of them without any response)"
         )
+        cpu = self.cpu_per_answer(answers)
+        if cpu is not None:
+            server_ms = cpu["web"] + cpu["postgres"] + cpu["celery"]
+            print(
+                f"CPU per answer while judging: web {cpu['web']:.1f} ms, PostgreSQL {cpu['postgres']:.1f} ms, "
+                f"Celery {cpu['celery']:.1f} ms (server {server_ms:.1f} ms), judges' client {cpu['judges']:.1f} ms"
+            )
+            print(
+                f"  {os.cpu_count()} CPUs / server CPU per answer = {os.cpu_count() * 1000 / server_ms:.0f} answers/s "
+                f"at most on this machine were it idle ({os.cpu_count() * 1000 / (server_ms + cpu['judges']):.0f} "
+                "with the judges' client on it too)"
+            )
         fault = self.fault_summary(drained, drain)
         for line in fault["lines"]:
             print(line)
@@ -770,6 +824,7 @@ class LoadRun:
             print(f"{name:<48} {measured:<58} {verdict}")
         return {
             "args": {key: str(value) for key, value in vars(args).items()},
+            "ports": {"web": self.web_port, "redis": self.redis_port},
             "duration": duration,
             "arrival": arrival,
             "requests_per_second": len(all_ms) / duration,
@@ -779,6 +834,7 @@ class LoadRun:
             "fallbacks": report["fallbacks"],
             "nothing_left": report["nothing_left"],
             "counts": counts,
+            "cpu_ms_per_answer": cpu,
             "fault": {key: value for key, value in fault.items() if key != "lines"},
         }
 
@@ -838,6 +894,22 @@ class LoadRun:
             )
         summary["lines"] = lines
         return summary
+
+
+def child_pids(pid: int) -> list[int]:
+    try:
+        return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def process_cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of a live process (Linux /proc), None if it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 class RoundMonitor:
