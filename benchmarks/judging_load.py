@@ -64,7 +64,8 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
-REPO_DIR = Path(__file__).resolve().parent.parent
+SCRIPT = Path(__file__).resolve()
+REPO_DIR = SCRIPT.parent.parent
 CAST_DIR = REPO_DIR.parent / "shared" / "data" / "cast2019"
 PASSAGE = (
     "The passage text stands in for a CAsT paragraph: several sentences on the topic, with names, numbers and "
@@ -148,6 +149,12 @@ def main() -> int:
         "--redis-db", type=int, default=1, help="database number on the benchmark's own redis-server"
     )
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--app-dir",
+        type=Path,
+        default=REPO_DIR,
+        help="the toppref checkout whose server is measured (default: this script's); its migrations, settings, code",
+    )
     parser.add_argument("--json", type=Path, help="also write the measures to this JSON file")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--prepare", action="store_true", help=argparse.SUPPRESS)  # internal: the Django side
@@ -183,6 +190,8 @@ def check_args(args) -> str | None:
         return "--web-workers and --celery-concurrency must be at least 1"
     if not re.fullmatch(r"[a-z_][a-z0-9_]{0,40}", args.database):
         return f"--database must be a plain lower-case PostgreSQL name (got {args.database!r})"
+    if not (args.app_dir / "manage.py").is_file():
+        return f"--app-dir {args.app_dir} is not a toppref checkout (no manage.py)"
     if args.data == "cast" and not (args.cast_dir / "qrels.graded.txt").is_file():
         return f"no CAsT 2019 data at {args.cast_dir} (qrels.graded.txt): pass --cast-dir or --data demo"
     for binary in ("redis-server",):
@@ -246,6 +255,10 @@ class LoadRun:
             "REDIS_URL": self.redis_url,
             "TOPPREF_MEDIA_ROOT": str(self.workdir / "media"),
             "PYTHONUNBUFFERED": "1",
+            # The measured checkout comes first on the path (before this virtual environment's editable install).
+            "PYTHONPATH": os.pathsep.join(
+                filter(None, [str(self.args.app_dir), os.environ.get("PYTHONPATH")])
+            ),
         }
         return env
 
@@ -254,7 +267,7 @@ class LoadRun:
         self.logs[name] = log
         process = subprocess.Popen(
             command,
-            cwd=REPO_DIR,
+            cwd=self.args.app_dir,
             env=env or self.env(),
             stdout=log.open("a"),
             stderr=subprocess.STDOUT,
@@ -495,10 +508,10 @@ class LoadRun:
             "REDIS_URL"
         )  # tasks run eagerly while preparing: the first HITs exist before the start
         result = subprocess.run(
-            [sys.executable, __file__, "--prepare", "--judges", str(args.judges), "--data", args.data]
+            [sys.executable, str(SCRIPT), "--prepare", "--judges", str(args.judges), "--data", args.data]
             + ["--cast-dir", str(args.cast_dir), "--assessor-every", str(args.assessor_every)]
-            + ["--seed", str(args.seed)],
-            cwd=REPO_DIR,
+            + ["--seed", str(args.seed), "--app-dir", str(args.app_dir)],
+            cwd=args.app_dir,
             env=prepare_env,
             capture_output=True,
             text=True,
@@ -540,7 +553,7 @@ class LoadRun:
         self.say(f"{args.judges} judges log in on http://127.0.0.1:{self.web_port}/ ...")
         arrival_started = time.monotonic()
         judges = self.start(
-            "judges", [sys.executable, __file__, "--drive", str(spec_path)], env=os.environ.copy()
+            "judges", [sys.executable, str(SCRIPT), "--drive", str(spec_path)], env=os.environ.copy()
         )
         marker = Path(spec["out"]).with_suffix(".started")
         while not marker.exists():
@@ -1082,7 +1095,7 @@ def database_counts(database_url: str, report: dict) -> dict:
 
 
 def prepare(args) -> int:
-    sys.path.insert(0, str(REPO_DIR))
+    sys.path.insert(0, str(args.app_dir))
     import django
 
     django.setup()
@@ -1108,7 +1121,7 @@ def prepare(args) -> int:
     else:
         from pools.services.demo import demo_load
 
-        collection = demo_load(directory=REPO_DIR / "demo").collection
+        collection = demo_load(directory=args.app_dir / "demo").collection
     crowd = campaign_start(
         campaign=campaign_create(collection=collection, name=CROWD_CAMPAIGN, seed=args.seed)
     )
