@@ -105,7 +105,11 @@ def main() -> int:
     )
     parser.add_argument("--seconds", type=float, default=60.0, help="how long the judges judge (default 60)")
     parser.add_argument("--fault", choices=FAULTS, help="inject this fault mid-run")
-    parser.add_argument("--fault-at", type=float, help="seconds into the run (default: a third of --seconds)")
+    parser.add_argument(
+        "--fault-at",
+        type=float,
+        help="seconds into the judging (default: when a HIT is first accepted, at the latest half-way)",
+    )
     parser.add_argument(
         "--down",
         type=float,
@@ -568,12 +572,9 @@ class LoadRun:
         self.cpu_start = self.cpu_snapshot()
         self.monitor.started = judging_started
         self.say(f"  arrived in {judging_started - arrival_started:.0f} s; judging for {args.seconds:g} s")
-        fault_at = args.fault_at if args.fault_at is not None else args.seconds / 3
         fault_thread = None
         if args.fault:
-            fault_thread = threading.Thread(
-                target=self.inject, args=(judging_started + fault_at,), daemon=True
-            )
+            fault_thread = threading.Thread(target=self.inject, args=(judging_started,), daemon=True)
             fault_thread.start()
         self.progress(judges, judging_started)
         judges.wait()
@@ -635,8 +636,17 @@ class LoadRun:
 
     # --- faults ------------------------------------------------------------------------------------------------
 
-    def inject(self, at: float) -> None:
-        time.sleep(max(0.0, at - time.monotonic()))
+    def inject(self, judging_started: float) -> None:
+        """The fault at ``--fault-at`` seconds of judging or, by default, when a HIT is first accepted during the
+        judging (HITs are accepted in bursts: the fault then meets answers that count, close rounds and queue
+        tasks), at the latest half-way through."""
+        if self.args.fault_at is not None:
+            time.sleep(max(0.0, judging_started + self.args.fault_at - time.monotonic()))
+        else:
+            accepted = self.monitor.hits_accepted
+            latest = judging_started + self.args.seconds / 2
+            while time.monotonic() < latest and self.monitor.hits_accepted <= accepted:
+                time.sleep(0.1)
         fault = self.args.fault
         try:
             if fault == "worker-kill":
@@ -943,6 +953,7 @@ class RoundMonitor:
         self.open_since: dict[int, float] = {}
         self.closed: dict[int, tuple[float, float]] = {}  # round -> (first seen complete, seen closed)
         self.judgments = 0
+        self.hits_accepted = 0
         self.events: dict[str, float] = {}
         self.started = time.monotonic()
         self._stop = threading.Event()
@@ -974,9 +985,10 @@ class RoundMonitor:
                     )
                 now = time.monotonic()
                 ids = {row[0] for row in connection.execute(self.QUERY).fetchall()}
-                self.judgments = connection.execute(
-                    "SELECT (SELECT count(*) FROM judging_judgment) + (SELECT count(*) FROM judging_tournamentjudgment)"
-                ).fetchone()[0]
+                self.judgments, self.hits_accepted = connection.execute(
+                    "SELECT (SELECT count(*) FROM judging_judgment) + (SELECT count(*) FROM judging_tournamentjudgment),"
+                    " (SELECT count(*) FROM judging_hit WHERE status = 'accepted')"
+                ).fetchone()
                 with self._lock:
                     for round_id in ids:
                         self.open_since.setdefault(round_id, now)
