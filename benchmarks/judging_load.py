@@ -108,7 +108,7 @@ def main() -> int:
     parser.add_argument(
         "--fault-at",
         type=float,
-        help="seconds into the judging (default: when a HIT is first accepted, at the latest half-way)",
+        help="seconds into the judging (default: when a HIT is first accepted, at the latest 2/3 of the way)",
     )
     parser.add_argument(
         "--down",
@@ -243,6 +243,8 @@ class LoadRun:
         self.cpu_end: dict[str, dict[int, float]] | None = None
         self._cleaned = False
         signal.signal(signal.SIGTERM, self._terminate)
+        # Also when started in the background of a shell, which would have SIGINT ignored.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def _terminate(self, *_):
         raise KeyboardInterrupt
@@ -639,12 +641,12 @@ class LoadRun:
     def inject(self, judging_started: float) -> None:
         """The fault at ``--fault-at`` seconds of judging or, by default, when a HIT is first accepted during the
         judging (HITs are accepted in bursts: the fault then meets answers that count, close rounds and queue
-        tasks), at the latest half-way through."""
+        tasks), at the latest two thirds of the way through."""
         if self.args.fault_at is not None:
             time.sleep(max(0.0, judging_started + self.args.fault_at - time.monotonic()))
         else:
             accepted = self.monitor.hits_accepted
-            latest = judging_started + self.args.seconds / 2
+            latest = judging_started + self.args.seconds * 2 / 3
             while time.monotonic() < latest and self.monitor.hits_accepted <= accepted:
                 time.sleep(0.1)
         fault = self.args.fault
