@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install migrate demo demo-data serve test test-fast lint typecheck benchmark figures readme clean
+.PHONY: install migrate demo demo-data serve test test-fast lint typecheck benchmark load figures readme clean
 
 # Timing of the demo's stages: `$(START)` before a stage's commands, `$(call DONE,NAME)` after them, on one line.
 CLOCK = $(PYTHON) -c 'import time; print(time.time())'
@@ -120,6 +120,14 @@ benchmark: install
 # (docs/readme_figures.py; tests/config/test_readme.py fails when one is stale).
 readme: install
 	$(PY) docs/readme_figures.py
+
+# The full stack under load (not in `make benchmark`: minutes, not seconds): gunicorn on PostgreSQL, a Celery
+# worker and beat on the script's own redis-server, N judges over HTTP. Needs PostgreSQL (DATABASE_URL's server,
+# or postgres://postgres@127.0.0.1:5432) and the redis-server binary, e.g.
+# make load LOAD_ARGS="--judges 200 --think 0" or LOAD_ARGS="--fault broker-restart".
+LOAD_ARGS ?=
+load: install
+	$(PY) benchmarks/judging_load.py $(LOAD_ARGS)
 
 # The figures under docs/ shown in the README, from the CAsT 2019 data (see "Reproducing the paper").
 figures: install
