@@ -218,8 +218,9 @@ def test_work_returned_after_its_answers_were_stored_is_not_paid_nor_waited_for(
 
     assignment = Assignment.objects.get(campaign=campaign)
     assert (first.collected, first.approved, second.collected) == (1, 0, 0)
+    # Returned: Prolific never confirms it, so its stored answers stay unconfirmed and do not count.
     assert (assignment.status, assignment.provider_status, assignment.paid_at) == (
-        "accepted",
+        "expired",
         "RETURNED",
         None,
     )
