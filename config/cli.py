@@ -40,11 +40,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compat": ("metrics.cli", "compatibility of one run (drop-in for the reference compatibility.py)"),
     "evaluate": ("metrics.cli", "score runs under any measures (compat, ndcg@k, ap, rr, p@k, rbp@p, esl...)"),
     "compare": (
-        "metrics.analysis_cli",
+        "metrics.cli",
         "meta-evaluation: per-run means with CIs, ranks, Kendall's tau, paired significance, stability",
     ),
     "plot": (
-        "metrics.analysis_cli",
+        "metrics.cli",
         "PNG figures: measure-vs-measure scatter (Fig. 4) or runs with CIs (Fig. 9)",
     ),
     "manage": ("config.cli", "run a Django management command (same as manage.py)"),

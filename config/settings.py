@@ -163,7 +163,7 @@ WHITENOISE_AUTOREFRESH = not IS_PRODUCTION
 
 
 # The researchers' API: token (scripts) or session (the browser) authentication, never HTTP Basic; only
-# researchers and staff (judging.api.IsResearcher); every list paginated; errors as JSON naming the field.
+# researchers and staff (pools.access.IsResearcher); every list paginated; errors as JSON naming the field.
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

@@ -5,22 +5,6 @@ from django.urls import path
 from judging import api
 
 urlpatterns = [
-    path("collections/", api.CollectionListApi.as_view(), name="api-collections"),
-    path(
-        "collections/<slug:name>/topics/",
-        api.CollectionFileImportApi.as_view(kind="topics"),
-        name="api-collection-topics",
-    ),
-    path(
-        "collections/<slug:name>/passages/",
-        api.CollectionFileImportApi.as_view(kind="passages"),
-        name="api-collection-passages",
-    ),
-    path(
-        "collections/<slug:name>/qrels/",
-        api.CollectionFileImportApi.as_view(kind="qrels"),
-        name="api-collection-qrels",
-    ),
     path("campaigns/", api.CampaignListApi.as_view(), name="api-campaigns"),
     path("campaigns/<slug:name>/", api.CampaignDetailApi.as_view(), name="api-campaign"),
     path(

@@ -77,12 +77,12 @@ def test_file_only_commands_import_neither_django_nor_celery(command, tmp_path):
 
 
 def test_unexpected_errors_are_one_line_unless_traceback_is_asked(monkeypatch, tmp_path, capsys):
-    import metrics.cli
+    import metrics.cli.evaluate
 
     def broken(args):
         raise RuntimeError("something unforeseen")
 
-    monkeypatch.setattr(metrics.cli, "evaluate_command", broken)
+    monkeypatch.setattr(metrics.cli.evaluate, "evaluate_command", broken)
     argv = ["evaluate", str(tmp_path / "q"), str(tmp_path / "r"), "-m", "rr"]
     assert main(argv) == 1
     assert capsys.readouterr().err == (

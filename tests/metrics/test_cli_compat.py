@@ -1,4 +1,4 @@
-"""``toppref compat``: a drop-in replacement for the reference compatibility.py (metrics/cli.py)."""
+"""``toppref compat``: a drop-in replacement for the reference compatibility.py (metrics/cli/compat.py)."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""``toppref evaluate`` (metrics/cli.py)."""
+"""``toppref evaluate`` (metrics/cli/evaluate.py)."""
 
 import csv
 import io

@@ -1,8 +1,4 @@
-"""``toppref`` subcommands of the metrics app (see config/cli.py): ``compat`` and ``evaluate`` here; ``compare``
-and ``plot`` in :mod:`metrics.analysis_cli`. All of them read files only (no Django).
-
-Every input is checked before anything is printed; runs that share a runid are named after their files
-(:func:`metrics.core.comparison.distinct_run_names`), reported once on stderr."""
+"""``toppref evaluate``: score runs under any measures; runs read and scored a few at once in threads."""
 
 from __future__ import annotations
 
@@ -16,7 +12,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 from config.cli import (
-    DataError,
     UsageError,
     bounded_int,
     finite_float,
@@ -24,111 +19,14 @@ from config.cli import (
     note,
     warn,
 )
+from metrics.cli.common import add_compat_options, add_relevance_options, read_qrels, read_run
 from metrics.core.evaluate import MEASURES, EvaluationOptions, TopicScores, evaluate_run, parse_measure
 from metrics.core.ideal import levels_from_values, map_gains
-from metrics.core.rbo import DEFAULT_DEPTH, DEFAULT_P
-from metrics.core.readers import Qrels, Run, TrecFormatError, read_qrels, read_run
+from metrics.core.readers import Qrels
 from metrics.core.run_names import describe_renames, distinct_run_names
 
-# The reference script's accepted range for -p; outside it the reference prints a message and exits 0.
-P_RANGE = (0.01, 0.99)
 
-
-def register(subparsers: argparse._SubParsersAction, only: str | None = None) -> None:
-    """Add this app's subcommands (only the one named ``only`` when given; see config/cli.py)."""
-    if only in (None, "compat"):
-        _register_compat(subparsers)
-    if only in (None, "evaluate"):
-        _register_evaluate(subparsers)
-    if only is None or only in ("compare", "plot"):
-        from metrics import analysis_cli
-
-        analysis_cli.register(subparsers, only=only)
-
-
-def _register_compat(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "compat",
-        description=(
-            "Compatibility (NRBO against the maximum-similarity ideal ranking) of RUN against preference or graded "
-            "QRELS, computed exactly as the reference compatibility.py: CSV 'runid,topic,compatibility' on "
-            "stdout, one line per topic in run order, then 'runid,average,MEAN' over the run's topics that have "
-            "a positive judgment."
-        ),
-    )
-    parser.add_argument(
-        "-p",
-        type=finite_float,
-        default=DEFAULT_P,
-        help="persistence, in [0.01, 0.99] (default 0.95; 0.80/0.85/0.90/0.95 match NDCG@3/5/10/20)",
-    )
-    parser.add_argument(
-        "qrels", metavar="QRELS", help="TREC qrels: topic Q0 docid value (float; larger = preferred)"
-    )
-    parser.add_argument("run", metavar="RUN", help="TREC run: topic Q0 docid rank score runid")
-    _add_compat_options(parser)
-    parser.set_defaults(handler=compat_command, needs_django=False)
-
-
-def _add_compat_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--depth", type=bounded_int(1), default=DEFAULT_DEPTH, help="RBO depth (default 1000, the reference)"
-    )
-    parser.add_argument(
-        "--no-normalize",
-        dest="normalize",
-        action="store_false",
-        help="plain RBO instead of NRBO (reproduces the CIKM'20 / ICTIR'20 numbers)",
-    )
-    parser.add_argument(
-        "--missing-topics",
-        choices=("drop", "zero"),
-        default="drop",
-        help="drop: score only topics in the run (reference, trec_eval); "
-        "zero: also count judged topics the run lacks, as 0 (trec_eval -c)",
-    )
-
-
-def add_relevance_options(parser: argparse.ArgumentParser) -> None:
-    """How qrels values become relevance, shared by ``evaluate``, ``compare`` and ``plot``."""
-    parser.add_argument(
-        "-l",
-        "--threshold",
-        type=finite_float,
-        default=1.0,
-        help="binary relevance: value (or level, with --levels) >= THRESHOLD (default 1)",
-    )
-    parser.add_argument(
-        "--levels",
-        action="store_true",
-        help="replace qrels values by their level 1..T per topic (preference qrels -> levels)",
-    )
-
-
-def compat_command(args: argparse.Namespace) -> int:
-    if not P_RANGE[0] <= args.p <= P_RANGE[1]:
-        print(
-            f"toppref compat: error: -p must be in [{P_RANGE[0]}, {P_RANGE[1]}], got {args.p}",
-            file=sys.stderr,
-        )
-        return 2
-    options = EvaluationOptions(
-        depth=args.depth, normalize=args.normalize, missing_topics=args.missing_topics
-    )
-    input_file(args.qrels)
-    input_file(args.run)
-    qrels = _read_qrels(args.qrels, "compat")
-    (run,) = _read_runs([args.run], "compat")
-    (scores,) = evaluate_run(qrels, run, [parse_measure(f"compat@{args.p!r}")], options)
-    out = sys.stdout
-    out.write("runid,topic,compatibility\n")
-    for topic, value in zip(scores.topics, scores.values, strict=True):
-        out.write(f"{scores.runid},{topic},{float(value)!r}\n")
-    out.write(f"{scores.runid},average,{scores.mean!r}\n")
-    return 0
-
-
-def _register_evaluate(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "evaluate",
         description=(
@@ -163,7 +61,7 @@ def _register_evaluate(subparsers: argparse._SubParsersAction) -> None:
         default=min(2, os.cpu_count() or 1),
         help="runs scored at once, in threads (default: 2, or 1 on a single CPU)",
     )
-    _add_compat_options(parser)
+    add_compat_options(parser)
     parser.set_defaults(handler=evaluate_command, needs_django=False)
 
 
@@ -181,7 +79,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
     )
     for path in (args.qrels, *args.runs):
         input_file(path)
-    qrels = _prepare_qrels(_read_qrels(args.qrels, "evaluate"), levels=args.levels, gains=gains)
+    qrels = _prepare_qrels(read_qrels(args.qrels, "evaluate"), levels=args.levels, gains=gains)
     # Every run is scored before anything is printed, so a bad file never leaves half a table on stdout.
     scored = list(_scores_with_progress(qrels, args.runs, measures, options, jobs=args.jobs))
     names, renames = distinct_run_names([runid for runid, _, _ in scored], args.runs)
@@ -200,33 +98,6 @@ def evaluate_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_qrels(path: str, command: str) -> Qrels:
-    """The qrels at ``path`` (checked to exist); an empty file is an error: nothing can be scored."""
-    try:
-        qrels = read_qrels(path)
-    except TrecFormatError as error:
-        raise DataError(str(error)) from None
-    if len(qrels) == 0:
-        raise DataError(f"{path}: holds no judgments, so nothing can be scored")
-    return qrels
-
-
-def _read_runs(paths: list[str], command: str) -> Iterator[Run]:
-    """Each run in turn; a malformed one is a :class:`DataError`, an empty one a warning."""
-    for path in paths:
-        yield _read_run(path, command)
-
-
-def _read_run(path: str, command: str) -> Run:
-    try:
-        run = read_run(path)
-    except TrecFormatError as error:
-        raise DataError(str(error)) from None
-    if len(run) == 0:
-        warn(command, f"{path}: holds no lines: the run retrieves nothing")
-    return run
-
-
 def _scores_with_progress(
     qrels: Qrels, paths: list[str], measures: list, options: EvaluationOptions, *, jobs: int
 ) -> Iterator[tuple[str, int, list[TopicScores]]]:
@@ -235,7 +106,7 @@ def _scores_with_progress(
     from tqdm import tqdm
 
     def score(path: str) -> tuple[str, int, list[TopicScores]]:
-        run = _read_run(path, "evaluate")
+        run = read_run(path, "evaluate")
         return run.runid, len(run), evaluate_run(qrels, run, measures, options)
 
     if jobs == 1 or len(paths) == 1:

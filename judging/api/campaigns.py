@@ -1,0 +1,248 @@
+"""Campaigns (list, create, detail with progress, start / pause / resume), their topics with the top-k,
+rounds and HITs."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema, extend_schema_field
+from rest_framework import generics, serializers, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from judging import selectors
+from judging.api.base import ResearcherApi
+from judging.models import Campaign
+from judging.services import (
+    CampaignConfigError,
+    CampaignStateError,
+    campaign_create,
+    campaign_pause,
+    campaign_resume,
+    campaign_start,
+)
+from pools.models import Collection
+
+
+class CampaignSerializer(serializers.ModelSerializer):
+    collection = serializers.SlugRelatedField(slug_field="name", queryset=Collection.objects.all())
+    owner = serializers.CharField(source="owner.username", read_only=True, default=None)
+
+    class Meta:
+        model = Campaign
+        fields = [
+            "name",
+            "collection",
+            "description",
+            "owner",
+            "mode",
+            "provider",
+            "k",
+            "final_stage_size",
+            "opponents",
+            "culling",
+            "max_rounds",
+            "seed",
+            "preferences_per_hit",
+            "challenges_per_hit",
+            "pay_per_hit_usd",
+            "fee_per_hit_usd",
+            "budget_usd",
+            "status",
+            "publish_note",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
+        read_only_fields = [
+            "owner",
+            "provider",
+            "status",
+            "publish_note",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
+
+
+class CampaignProgressSerializer(serializers.Serializer):
+    """The keys of ``campaign_status --json`` plus the dashboard's names for the same counts."""
+
+    status = serializers.CharField()
+    topics_done = serializers.IntegerField()
+    topics_total = serializers.IntegerField()
+    topics_finished = serializers.IntegerField()
+    fraction_finished = serializers.FloatField()
+    topics_by_state = serializers.DictField(child=serializers.IntegerField())
+    rounds = serializers.IntegerField()
+    judgments = serializers.IntegerField()
+    tournament_judgments = serializers.IntegerField()
+    answers = serializers.DictField(child=serializers.IntegerField())
+    answers_total = serializers.IntegerField()
+    hits = serializers.DictField(child=serializers.IntegerField())
+    hits_by_status = serializers.DictField(child=serializers.IntegerField())
+    hits_submitted = serializers.IntegerField()
+    pairs_queued = serializers.IntegerField()
+    pairs_in_hits = serializers.IntegerField()
+    pairs_judged = serializers.IntegerField()
+    workers_active = serializers.IntegerField()
+    workers_excluded = serializers.IntegerField()
+    assessors_active = serializers.IntegerField()
+    spend_usd = serializers.DecimalField(max_digits=12, decimal_places=2)
+    spent_usd = serializers.DecimalField(max_digits=12, decimal_places=2)
+    budget_usd = serializers.DecimalField(max_digits=12, decimal_places=2, allow_null=True)
+    publish_note = serializers.CharField(allow_blank=True)
+
+
+def campaign_progress_data(campaign: Campaign) -> dict[str, object]:
+    """The campaign's progress for the API: the names of ``campaign_status --json`` (``status``,
+    ``topics_done``, ``topics_total``, ``judgments``, ``tournament_judgments``, ``hits``, ``workers_excluded``,
+    ``spend_usd``...) and, beside them, the dashboard's (``topics_finished``, ``pairs_judged``...)."""
+    progress = selectors.campaign_progress(campaign=campaign)
+    total = progress.topics_total
+    return {
+        **progress.as_json(),
+        "topics_finished": progress.topics_done,
+        "fraction_finished": progress.topics_done / total if total else 0.0,
+        "topics_by_state": progress.topics,
+        "hits_by_status": progress.hits,
+        "pairs_judged": progress.judgments,
+        "answers_total": sum(progress.answers.values()),
+        "spent_usd": progress.spend_usd,
+    }
+
+
+class CampaignDetailSerializer(CampaignSerializer):
+    progress = serializers.SerializerMethodField()
+
+    class Meta(CampaignSerializer.Meta):
+        fields = [*CampaignSerializer.Meta.fields, "progress"]
+
+    @extend_schema_field(CampaignProgressSerializer)
+    def get_progress(self, campaign) -> dict:
+        return CampaignProgressSerializer(campaign_progress_data(campaign)).data
+
+
+class CampaignListApi(ResearcherApi, generics.ListCreateAPIView):
+    """The caller's campaigns (staff: all); POST creates a draft campaign owned by the caller."""
+
+    serializer_class = CampaignSerializer
+
+    def get_queryset(self):
+        return selectors.campaign_list_visible(user=self.request.user)
+
+    def perform_create(self, serializer):
+        data = dict(serializer.validated_data)
+        if Campaign.objects.filter(name=data["name"]).exists():
+            raise ValidationError({"name": [f"a campaign named {data['name']!r} exists already"]})
+        try:
+            serializer.instance = campaign_create(owner=self.request.user, **data)
+        except CampaignConfigError as error:
+            raise ValidationError({"non_field_errors": [str(error)]}) from None
+
+
+class CampaignDetailApi(ResearcherApi, generics.RetrieveAPIView):
+    """One campaign with its progress (topics by state, HITs by status, pairs, spend against budget)."""
+
+    serializer_class = CampaignDetailSerializer
+
+    def get_object(self):
+        return self.campaign()
+
+
+class CampaignActionApi(ResearcherApi, APIView):
+    """POST start / pause / resume: the campaign's state after the action; 409 when the state forbids it."""
+
+    action_name = ""
+    ACTIONS = {"start": campaign_start, "pause": campaign_pause, "resume": campaign_resume}
+
+    @extend_schema(request=None, responses={200: CampaignDetailSerializer})
+    def post(self, request, name: str):
+        campaign = self.campaign()
+        try:
+            campaign = self.ACTIONS[self.action_name](campaign=campaign)
+        except CampaignStateError as error:
+            return Response({"detail": str(error)}, status=status.HTTP_409_CONFLICT)
+        return Response(CampaignDetailSerializer(campaign).data)
+
+
+class TopicSerializer(serializers.Serializer):
+    topic = serializers.CharField()
+    state = serializers.CharField()
+    round = serializers.IntegerField()
+    stage = serializers.IntegerField(allow_null=True)
+    pool_sizes = serializers.ListField(child=serializers.IntegerField())
+    pairs_judged = serializers.IntegerField()
+    pairs_open = serializers.IntegerField()
+    top_k = serializers.ListField(child=serializers.DictField(), allow_null=True)
+
+
+class CampaignTopicListApi(ResearcherApi, generics.ListAPIView):
+    """The campaign's topics: state, round, stage, pool size per round, pairs judged and open, and, once the
+    topic is finished, its top-k (``docid``, ``rank``, ``wins``; ties at rank k included)."""
+
+    serializer_class = TopicSerializer
+
+    def get_queryset(self):
+        campaign = self.campaign()
+        ranked = selectors.campaign_ranked(campaign=campaign)
+        rows = selectors.campaign_progress_table(campaign=campaign)["topics"]
+        for row in rows:
+            items = ranked.get(row["topic"])
+            row["top_k"] = (
+                [{"docid": i.docid, "rank": i.rank, "wins": i.wins} for i in items if i.rank <= campaign.k]
+                if row["is_finished"]
+                else None
+            )
+        return rows
+
+
+class RoundSerializer(serializers.Serializer):
+    topic = serializers.CharField(source="campaign_topic.topic.topic_id")
+    number = serializers.IntegerField()
+    stage = serializers.IntegerField()
+    candidate_count = serializers.IntegerField()
+    is_open = serializers.BooleanField()
+    created_at = serializers.DateTimeField()
+    closed_at = serializers.DateTimeField(allow_null=True)
+
+
+class CampaignRoundListApi(ResearcherApi, generics.ListAPIView):
+    """The campaign's rounds, by topic and number: stage, pool size, open or closed."""
+
+    serializer_class = RoundSerializer
+
+    def get_queryset(self):
+        from judging.models import Round
+
+        if getattr(self, "swagger_fake_view", False):
+            return Round.objects.none()
+        return (
+            Round.objects.filter(campaign_topic__campaign=self.campaign())
+            .select_related("campaign_topic__topic")
+            .order_by("campaign_topic__topic__topic_id", "number")
+        )
+
+
+class HitSerializer(serializers.Serializer):
+    number = serializers.IntegerField()
+    status = serializers.CharField()
+    provider = serializers.CharField()
+    external_id = serializers.CharField()
+    reward_usd = serializers.DecimalField(max_digits=8, decimal_places=2, allow_null=True)
+    fee_usd = serializers.DecimalField(max_digits=8, decimal_places=2, allow_null=True)
+    published_at = serializers.DateTimeField(allow_null=True)
+    expires_at = serializers.DateTimeField(allow_null=True)
+    closed_at = serializers.DateTimeField(allow_null=True)
+
+
+class CampaignHitListApi(ResearcherApi, generics.ListAPIView):
+    """The campaign's HITs by number: status, provider and its id, money as published, times."""
+
+    serializer_class = HitSerializer
+
+    def get_queryset(self):
+        from judging.models import Hit
+
+        if getattr(self, "swagger_fake_view", False):
+            return Hit.objects.none()
+        return Hit.objects.filter(campaign=self.campaign()).order_by("number")

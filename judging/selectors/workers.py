@@ -1,0 +1,123 @@
+"""Worker analytics of a campaign: HITs, challenge pass rate, agreement with the final ordering."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TypedDict
+
+from judging.models import Assignment, Campaign, Candidate, Judgment
+
+
+class WorkerRow(TypedDict):
+    """One worker of ``campaign_worker_table``; the rates are None when there is nothing to divide."""
+
+    worker_id: int
+    worker: str
+    is_excluded: bool
+    hits_submitted: int
+    hits_discarded: int
+    challenge_pass_rate: float | None
+    agreement: float | None
+    left_rate: float | None
+    median_seconds: float | None
+
+
+def _final_ranks(*, campaign: Campaign) -> dict[tuple[int, int], int]:
+    """``{(topic pk, item pk): rank}`` of every ranked candidate of a finished topic."""
+    ranks: dict[tuple[int, int], int] = {}
+    for topic_pk, item_pk, rank in Candidate.objects.filter(
+        campaign_topic__campaign=campaign, rank__isnull=False
+    ).values_list("campaign_topic__topic_id", "item_id", "rank"):
+        if rank is not None:  # always, by the filter; the field is nullable
+            ranks[(topic_pk, item_pk)] = rank
+    return ranks
+
+
+@dataclass
+class _WorkerTally:
+    """A worker's counts while ``campaign_worker_table`` reads the judgments: [hits, total] pairs."""
+
+    worker_id: int
+    worker: str
+    is_excluded: bool
+    hits_submitted: int = 0
+    hits_discarded: int = 0
+    challenges: list[int] = field(default_factory=lambda: [0, 0])
+    agreement: list[int] = field(default_factory=lambda: [0, 0])
+    left: list[int] = field(default_factory=lambda: [0, 0])
+    milliseconds: list[int] = field(default_factory=list)
+
+
+def campaign_worker_table(*, campaign: Campaign) -> list[WorkerRow]:
+    """One row per worker who took a HIT of the campaign (three queries whatever its size): HITs submitted,
+    challenge pass rate, agreement of their answers with the final ordering (over answered pairs whose two
+    items both got a distinct final rank), share of left choices, median seconds per answer, excluded.
+    The challenge questions are the quality check of the paper (Assessing top-k preferences, section 4.3)."""
+    import statistics
+
+    workers: dict[int, _WorkerTally] = {}
+    for worker_pk, provider, external_id, is_excluded, status in (
+        Assignment.objects.filter(campaign=campaign)
+        .order_by("worker_id", "pk")
+        .values_list("worker_id", "worker__provider", "worker__external_id", "worker__is_excluded", "status")
+    ):
+        tally = workers.get(worker_pk)
+        if tally is None:
+            tally = workers[worker_pk] = _WorkerTally(
+                worker_id=worker_pk, worker=f"{provider}:{external_id}", is_excluded=is_excluded
+            )
+        if status in (Assignment.Status.ACCEPTED, Assignment.Status.DISCARDED):
+            tally.hits_submitted += 1
+        if status == Assignment.Status.DISCARDED:
+            tally.hits_discarded += 1
+    ranks = _final_ranks(campaign=campaign)
+    for worker_pk, is_challenge, expected, winner, side, ms, topic_pk, left, right in (
+        Judgment.objects.filter(assignment__campaign=campaign)
+        .order_by()
+        .values_list(
+            "assignment__worker_id",
+            "slot__is_challenge",
+            "slot__expected_winner_id",
+            "winner_id",
+            "winner_side",
+            "milliseconds",
+            "slot__topic_id",
+            "slot__left_id",
+            "slot__right_id",
+        )
+    ):
+        found = workers.get(worker_pk)
+        if found is None:
+            continue
+        if is_challenge:
+            found.challenges[0] += winner == expected
+            found.challenges[1] += 1
+        else:
+            loser = right if winner == left else left
+            winner_rank, loser_rank = ranks.get((topic_pk, winner)), ranks.get((topic_pk, loser))
+            if winner_rank is not None and loser_rank is not None and winner_rank != loser_rank:
+                found.agreement[0] += winner_rank < loser_rank
+                found.agreement[1] += 1
+        if side:
+            found.left[0] += side == "left"
+            found.left[1] += 1
+        if ms is not None:
+            found.milliseconds.append(ms)
+
+    def ratio(pair: list[int]) -> float | None:
+        return pair[0] / pair[1] if pair[1] else None
+
+    return [
+        {
+            "worker_id": tally.worker_id,
+            "worker": tally.worker,
+            "is_excluded": tally.is_excluded,
+            "hits_submitted": tally.hits_submitted,
+            "hits_discarded": tally.hits_discarded,
+            "challenge_pass_rate": ratio(tally.challenges),
+            "agreement": ratio(tally.agreement),
+            "left_rate": ratio(tally.left),
+            "median_seconds": (statistics.median(tally.milliseconds) / 1000 if tally.milliseconds else None),
+        }
+        for tally in workers.values()
+    ]
