@@ -150,6 +150,8 @@ def campaign_progress_json(request, name: str):
             "pairs_judged": summary.judgments,
             "pairs_queued": summary.pairs_queued,
             "pairs_in_hits": summary.pairs_in_hits,
+            "hits_awaiting_confirmation": summary.hits_awaiting_confirmation,
+            "judgments_unconfirmed": summary.judgments_unconfirmed,
             "hits": summary.hits,
             "spent_usd": f"{summary.spend_usd:.2f}",
             "topics": {

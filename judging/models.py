@@ -400,6 +400,13 @@ class Assignment(models.Model):
         return self.confirmed_at is not None
 
 
+def judgment_is_counted(*, assignment_status: str, confirmed: bool, is_challenge: bool) -> bool:
+    """The one definition of a counted answer: an answer to a pair (not a challenge) of an accepted
+    assignment (paper, section 4.3: a failed challenge voids the HIT's answers) that its provider confirmed
+    (docs/decisions.md, "Provisional until the provider confirms")."""
+    return assignment_status == Assignment.Status.ACCEPTED and confirmed and not is_challenge
+
+
 class Judgment(models.Model):
     """One answer of an assignment to one slot (a pair or a challenge). Unique per (assignment, slot):
     a repeated submit returns the stored judgment and never counts twice."""

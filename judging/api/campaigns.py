@@ -81,6 +81,8 @@ class CampaignProgressSerializer(serializers.Serializer):
     hits = serializers.DictField(child=serializers.IntegerField())
     hits_by_status = serializers.DictField(child=serializers.IntegerField())
     hits_submitted = serializers.IntegerField()
+    hits_awaiting_confirmation = serializers.IntegerField()
+    judgments_unconfirmed = serializers.IntegerField()
     pairs_queued = serializers.IntegerField()
     pairs_in_hits = serializers.IntegerField()
     pairs_judged = serializers.IntegerField()

@@ -8,7 +8,7 @@ from django_filters.rest_framework import DjangoFilterBackend
 from rest_framework import generics, serializers
 
 from judging.api.base import ResearcherApi
-from judging.models import Judgment
+from judging.models import Judgment, judgment_is_counted
 
 
 class IntegerFilter(django_filters.NumberFilter):
@@ -60,7 +60,11 @@ class JudgmentSerializer(serializers.ModelSerializer):
         ]
 
     def get_is_counted(self, judgment) -> bool:
-        return judgment.assignment.status == "accepted" and not judgment.slot.is_challenge
+        return judgment_is_counted(
+            assignment_status=judgment.assignment.status,
+            confirmed=judgment.assignment.confirmed_at is not None,
+            is_challenge=judgment.slot.is_challenge,
+        )
 
 
 class CampaignJudgmentListApi(ResearcherApi, generics.ListAPIView):

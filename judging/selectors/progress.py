@@ -68,7 +68,11 @@ class CampaignProgress:
     by kind (``preferences`` and ``challenges`` given by workers, discarded HITs included; ``tournament``).
     ``hits``: HIT count by status, every status present. ``workers_active``: workers who took an assignment
     and are not excluded; ``workers_excluded``: those of them excluded after a failed challenge.
-    ``assessors_active``: assessors who judged a tournament pair or hold a topic now. ``spend_usd``: what
+    ``assessors_active``: assessors who judged a tournament pair or hold a topic now.
+    ``hits_awaiting_confirmation``: HITs with an assignment whose answers are all in but that its provider
+    (MTurk, Prolific) has not confirmed yet; ``judgments_unconfirmed``: stored answers of assignments the
+    provider has not confirmed (awaiting it, or never confirmed and expired): they count toward nothing
+    (docs/decisions.md "Provisional until the provider confirms"). ``spend_usd``: what
     the campaign owes or has reserved: each submitted assignment's earnings plus its HIT's fee, and the
     reward plus fee of every published HIT still open (docs/decisions.md "Campaign spend")."""
 
@@ -87,6 +91,8 @@ class CampaignProgress:
     workers_active: int
     workers_excluded: int
     assessors_active: int
+    hits_awaiting_confirmation: int
+    judgments_unconfirmed: int
     spend_usd: Decimal
     budget_usd: Decimal | None
     publish_note: str
@@ -169,6 +175,14 @@ def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
         workers_active=workers.filter(is_excluded=False).count(),
         workers_excluded=workers.filter(is_excluded=True).count(),
         assessors_active=len(assessors),
+        hits_awaiting_confirmation=Hit.objects.filter(
+            campaign=campaign, assignments__status=Assignment.Status.SUBMITTED
+        )
+        .distinct()
+        .count(),
+        judgments_unconfirmed=Judgment.objects.filter(
+            assignment__campaign=campaign, assignment__confirmed_at__isnull=True
+        ).count(),
         spend_usd=Decimal(spend).quantize(Decimal("0.01")),
         budget_usd=campaign.budget_usd,
         publish_note=campaign.publish_note,

@@ -45,7 +45,7 @@ CONFIRMING = (WorkStatus.ACTIVE, WorkStatus.SUBMITTED, WorkStatus.APPROVED)
 # A claim younger than this when a listing began may not be in it yet: it waits for the next sync.
 PROLIFIC_LISTING_MARGIN = timedelta(seconds=60)
 # Provider states after which no payment will come.
-UNPAID_FOR_GOOD = ("Rejected", "REJECTED", "RETURNED", "TIMED-OUT")
+UNPAID_FOR_GOOD = ("Rejected", "REJECTED", "RETURNED", "TIMED-OUT", "SCREENED OUT")
 
 
 @dataclass

@@ -15,7 +15,7 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 
-from judging.models import Campaign, Export, Judgment, TournamentJudgment
+from judging.models import Campaign, Export, Judgment, TournamentJudgment, judgment_is_counted
 from judging.selectors import PREFERENCE_KINDS, campaign_qrels_lines, campaign_worker_table
 from judging.services.errors import JudgingError
 
@@ -214,7 +214,10 @@ def _judgment_log(campaign: Campaign, progress: Progress) -> Iterator[dict]:
                 "judged_at": created,
             }
         return
-    judgments = Judgment.objects.filter(assignment__campaign=campaign).order_by("pk")
+    # Answers the provider never confirmed (a forged assignment's) are not the campaign's data.
+    judgments = Judgment.objects.filter(
+        assignment__campaign=campaign, assignment__confirmed_at__isnull=False
+    ).order_by("pk")
     total = judgments.count() or 1
     for i, row in enumerate(
         judgments.values(
@@ -229,6 +232,7 @@ def _judgment_log(campaign: Campaign, progress: Progress) -> Iterator[dict]:
             "assignment__worker_id",
             "slot__is_challenge",
             "assignment__status",
+            "assignment__confirmed_at",
             "milliseconds",
             "shown_at",
             "created_at",
@@ -247,8 +251,11 @@ def _judgment_log(campaign: Campaign, progress: Progress) -> Iterator[dict]:
             "hit": row["assignment__hit__number"],
             "worker": pseudonym(row["assignment__worker_id"]),
             "is_challenge": row["slot__is_challenge"],
-            # Only accepted HITs count (paper, section 4.3: a failed challenge voids the HIT's answers).
-            "is_counted": row["assignment__status"] == "accepted" and not row["slot__is_challenge"],
+            "is_counted": judgment_is_counted(
+                assignment_status=row["assignment__status"],
+                confirmed=row["assignment__confirmed_at"] is not None,
+                is_challenge=row["slot__is_challenge"],
+            ),
             "milliseconds": row["milliseconds"],
             "shown_at": row["shown_at"],
             "judged_at": row["created_at"],

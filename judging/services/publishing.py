@@ -91,15 +91,16 @@ def usd(amount: Decimal | None) -> str:
 
 
 def campaign_spend_usd(*, campaign: Campaign) -> Decimal:
-    """The campaign's spend: committed (every submitted assignment: its earnings plus its HIT's fee) plus
+    """The campaign's spend: committed (every counted assignment: its earnings plus its HIT's fee) plus
     published but unpaid (open published HITs nobody submitted yet, at reward plus fee). HITs that closed
     without a submission cost nothing."""
-    submitted = Assignment.objects.filter(campaign=campaign, submitted_at__isnull=False)
+    # Earned is set when an assignment counts: answers the provider has not confirmed cost nothing yet.
+    submitted = Assignment.objects.filter(campaign=campaign, earned_usd__isnull=False)
     committed = Decimal("0")
     for earned, reward, fee in submitted.values_list("earned_usd", "hit__reward_usd", "hit__fee_usd"):
         pay = earned if earned is not None else (reward if reward is not None else campaign.pay_per_hit_usd)
         committed += pay + (fee if fee is not None else campaign.fee_per_hit_usd)
-    has_submission = Assignment.objects.filter(hit=OuterRef("pk"), submitted_at__isnull=False)
+    has_submission = Assignment.objects.filter(hit=OuterRef("pk"), earned_usd__isnull=False)
     pending = (
         Hit.objects.filter(campaign=campaign, status=Hit.Status.OPEN, published_at__isnull=False)
         .exclude(Exists(has_submission))
@@ -186,6 +187,11 @@ def campaign_publish(
     ).order_by("number")
     candidates = list(unpublished[:max_hits] if max_hits is not None else unpublished)
     reward, fee = campaign.pay_per_hit_usd, hit_fee_usd(campaign=campaign)
+    if not is_dry_run and campaign.provider != Campaign.Provider.LOCAL and candidates:
+        # The provider's own figure where it has one (Prolific's study cost calculator: the account's fee
+        # with VAT); a dry run contacts nobody and uses the configured rate.
+        provider = provider or provider_for(campaign)
+        fee = provider.fee_usd(reward_usd=reward)
     cost = reward + fee
     report = PublishReport(
         campaign=campaign.name,
