@@ -14,7 +14,8 @@ from datetime import datetime, timedelta
 from typing import TypeVar
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from judging.models import Assignment, Campaign, Hit, HitSlot, Judgment, Pair, Round, Worker
@@ -166,13 +167,20 @@ def _open_hits(*, campaign_id: int, worker: Worker, now: datetime) -> QuerySet[H
     """The campaign's open HITs within their lifetime that nobody holds and that show the worker no pair
     they already judged (e.g. a pair requeued from a HIT of theirs that expired), oldest first."""
     live = Assignment.objects.filter(HOLDS_HIT, hit=OuterRef("pk"))
-    # Claims nobody confirmed yet hold nothing, but a HIT without one is handed out first, so that real
-    # workers arriving together do not share a HIT while their providers confirm them.
-    claimed = Assignment.objects.filter(
-        hit=OuterRef("pk"),
-        status__in=(Assignment.Status.IN_PROGRESS, Assignment.Status.SUBMITTED),
-        confirmed_at__isnull=True,
-        deadline_at__gt=now,
+    # Claims nobody confirmed yet hold nothing, but the HITs with the fewest are handed out first, so that
+    # real workers arriving together do not share a HIT while their providers confirm them, even in a flood
+    # of invented ids.
+    claims = (
+        Assignment.objects.filter(
+            hit=OuterRef("pk"),
+            status__in=(Assignment.Status.IN_PROGRESS, Assignment.Status.SUBMITTED),
+            confirmed_at__isnull=True,
+            deadline_at__gt=now,
+        )
+        .order_by()
+        .values("hit")
+        .annotate(n=Count("pk"))
+        .values("n")
     )
     # The pairs an open HIT holds point to it, so this reaches them without going through its slots. Only
     # confirmed answers count here: a forger's answers under a real worker's id must not keep them away.
@@ -192,14 +200,17 @@ def _open_hits(*, campaign_id: int, worker: Worker, now: datetime) -> QuerySet[H
         worker=worker,
         status__in=(Assignment.Status.IN_PROGRESS, Assignment.Status.SUBMITTED, Assignment.Status.ACCEPTED),
     )
-    return (
+    hits = (
         Hit.objects.filter(campaign_id=campaign_id, status=Hit.Status.OPEN)
         .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
         .exclude(Exists(live))
         .exclude(Exists(theirs))
         .filter(~Exists(not_counted) | ~Exists(judged_before))
-        .order_by(Exists(claimed).asc(), "number")
     )
+    if not worker.needs_confirmation:
+        # The local crowd keeps the cheap order (an index scan stopped at the first free HIT).
+        return hits.order_by("number")
+    return hits.order_by(Coalesce(Subquery(claims), 0).asc(), "number")
 
 
 def _open_hit_take(
