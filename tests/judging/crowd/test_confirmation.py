@@ -4,12 +4,18 @@ claim never turns the real worker away, returns its HIT when its deadline passes
 participant ids cannot drain a campaign's HITs. Through the real pages, with MTurk and Prolific replaced by
 the fake servers on 127.0.0.1."""
 
+import io
+import json
 import re
 from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.contrib.auth.models import Group, User
+from django.core.management import call_command
 from django.utils import timezone
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
 
 from judging.models import Assignment, Hit, HitSlot, Judgment, Pair
 from judging.selectors import campaign_progress
@@ -243,3 +249,32 @@ def test_a_forger_using_a_real_workers_id_first_never_turns_them_away(client, fa
     page = mturk_page(client, first, assignment=real_id, worker="AREAL1")
 
     assert page.status_code == 200 and "0 of" in page.content.decode()
+
+
+@pytest.mark.django_db
+def test_the_wait_is_shown_by_campaign_status_the_api_and_the_dashboard(client, fake_mturk):
+    campaign = running_campaign(hits=3)
+    campaign_publish_task.apply(args=[campaign.pk]).get()
+    hit = Hit.objects.get(campaign=campaign, number=1)
+    answer_everything(
+        client, hit, mturk_page(client, hit, assignment="FORGEDASSIGN1", worker="AFORGED1").content.decode()
+    )
+    slots = HitSlot.objects.filter(hit=hit).count()
+    owner = User.objects.create_user("owner", password="pw-owner-123")
+    owner.groups.add(Group.objects.get_or_create(name="researchers")[0])
+    campaign.owner = owner
+    campaign.save(update_fields=["owner"])
+
+    out = io.StringIO()
+    call_command("campaign_status", campaign.name, "--json", stdout=out)
+    status = json.loads(out.getvalue())
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=owner).key}")
+    progress = api.get(f"/api/campaigns/{campaign.name}/").json()["progress"]
+    client.force_login(owner)
+    page = client.get(f"/dashboard/campaigns/{campaign.name}/").content.decode()
+
+    for found in (status, progress):
+        assert (found["hits_awaiting_confirmation"], found["judgments_unconfirmed"]) == (1, slots)
+    assert re.search(r'data-field="hits_awaiting_confirmation">1<', page)
+    assert re.search(rf'data-field="judgments_unconfirmed">{slots}<', page)
