@@ -493,17 +493,27 @@ def _assignment_complete(
     for the provider's confirmation soon (the periodic sync looks too). The caller is atomic and holds the
     locks of the worker, the HIT and the assignment."""
     if assignment.confirmed_at is None:
-        from judging.tasks import crowd_sync_task
-
         assignment.status = Assignment.Status.SUBMITTED
         assignment.submitted_at = timezone.now()
         assignment.save(update_fields=["status", "submitted_at"])
-        campaign_id = assignment.campaign_id
-        transaction.on_commit(
-            lambda: crowd_sync_task.apply_async((campaign_id,), countdown=CONFIRMATION_SYNC_DELAY_SECONDS)
-        )
+        confirmation_sync_soon(campaign_id=assignment.campaign_id)
         return
     _assignment_count(assignment=assignment, hit=hit, answers=answers, round_ids=round_ids)
+
+
+def confirmation_sync_soon(*, campaign_id: int) -> None:
+    """After commit, queue a sync of the campaign ``CONFIRMATION_SYNC_DELAY_SECONDS`` from now to look for
+    the provider's confirmation of new claims, at most one per campaign and delay per process (a flood of
+    invented ids must not become a flood of provider calls; the periodic sync catches the rest)."""
+    from django.core.cache import cache
+
+    from judging.tasks import crowd_sync_task
+
+    def queue() -> None:
+        if cache.add(f"toppref:confirmation-sync:{campaign_id}", 1, timeout=CONFIRMATION_SYNC_DELAY_SECONDS):
+            crowd_sync_task.apply_async((campaign_id,), countdown=CONFIRMATION_SYNC_DELAY_SECONDS)
+
+    transaction.on_commit(queue)
 
 
 def _assignment_count(

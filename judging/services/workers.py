@@ -10,7 +10,7 @@ from django.db import transaction
 
 from judging.models import Assignment, Campaign, Hit, Worker
 from judging.services.errors import AssignmentClosedError, AssignmentSubmittedError
-from judging.services.judgments import assignment_claim_external, hit_assign_next
+from judging.services.judgments import assignment_claim_external, confirmation_sync_soon, hit_assign_next
 
 LOCAL_PROVIDER = "local"
 
@@ -54,7 +54,12 @@ def hit_assign_next_external(*, campaign: Campaign, worker: Worker, session_id: 
         campaign=campaign, worker=worker, status=Assignment.Status.IN_PROGRESS, confirmed_at__isnull=True
     ).exclude(external_id=session_id)
     superseded.update(status=Assignment.Status.EXPIRED)
-    return hit_assign_next(campaign=campaign, worker=worker, external_id=session_id)
+    assignment = hit_assign_next(campaign=campaign, worker=worker, external_id=session_id)
+    if assignment is not None and assignment.confirmed_at is None:
+        # Prolific lists the participant's submission from the moment they start: confirmed, the claim
+        # holds its HIT (docs/decisions.md, "Provisional until the provider confirms").
+        confirmation_sync_soon(campaign_id=campaign.pk)
+    return assignment
 
 
 @transaction.atomic
