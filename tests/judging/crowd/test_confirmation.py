@@ -177,6 +177,8 @@ def test_invented_prolific_participants_cannot_drain_a_campaigns_hits(client, fa
     campaign_publish(campaign=campaign)
     campaign.refresh_from_db()
     (study,) = campaign.provider_state["studies"].values()
+    other = prolific_entry(client, campaign, participant="1" * 24, session="OTHER1", study="otherstudy")
+    assert other.status_code == 400 and not Assignment.objects.exists()  # not a link to this campaign
 
     for index in range(10):
         forged = prolific_entry(
