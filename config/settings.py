@@ -356,6 +356,9 @@ TOPPREF_MTURK_FEE_RATE = Decimal(env("TOPPREF_MTURK_FEE_RATE", default="0.20"))
 TOPPREF_MTURK_TEN_PLUS_FEE_RATE = Decimal(env("TOPPREF_MTURK_TEN_PLUS_FEE_RATE", default="0.20"))
 TOPPREF_PROLIFIC_API_URL = env("TOPPREF_PROLIFIC_API_URL", default="https://api.prolific.com/api/v1/")
 TOPPREF_PROLIFIC_WORKSPACE_ID = env("TOPPREF_PROLIFIC_WORKSPACE_ID", default="")
+# The project new studies are created in (it must belong to the workspace above); unset, the workspace's
+# only project is used, and a workspace with several is a configuration error naming them.
+TOPPREF_PROLIFIC_PROJECT_ID = env("TOPPREF_PROLIFIC_PROJECT_ID", default="")
 # Prolific's service fee (42.8% corporate; 33.3% academic and non-profit): see docs/decisions.md.
 TOPPREF_PROLIFIC_FEE_RATE = Decimal(env("TOPPREF_PROLIFIC_FEE_RATE", default="0.428"))
 TOPPREF_CROWD_TIMEOUT_SECONDS = env.float("TOPPREF_CROWD_TIMEOUT_SECONDS", default=30.0)

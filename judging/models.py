@@ -331,6 +331,11 @@ class HitSlot(models.Model):
         return f"HIT {self.hit_id} #{self.position} {kind}"
 
 
+# Providers whose workers arrive through forgeable query parameters (MTurk's assignmentId and workerId,
+# Prolific's PROLIFIC_PID and SESSION_ID): their assignments count only once the provider confirms them.
+CONFIRMED_BY_PROVIDER = ("mturk", "prolific")
+
+
 class Worker(models.Model):
     """A crowd worker as known to one provider (``external_id`` is the provider's worker id)."""
 
@@ -350,6 +355,11 @@ class Worker(models.Model):
 
     def __str__(self) -> str:
         return f"{self.provider}:{self.external_id}"
+
+    @property
+    def needs_confirmation(self) -> bool:
+        """Whether this worker's assignments wait for the provider's confirmation before they count."""
+        return self.provider in CONFIRMED_BY_PROVIDER
 
 
 class WorkerExclusion(models.Model):
@@ -379,6 +389,9 @@ class Assignment(models.Model):
 
     class Status(models.TextChoices):
         IN_PROGRESS = "in_progress", "in progress"
+        # Every answer stored, waiting for the provider to confirm the assignment (docs/decisions.md,
+        # "Provisional until the provider confirms"): not counted, not paid yet.
+        SUBMITTED = "submitted", "submitted, awaiting confirmation"
         ACCEPTED = "accepted"
         DISCARDED = "discarded"
         EXPIRED = "expired"
@@ -401,26 +414,37 @@ class Assignment(models.Model):
     # started_at + the campaign's assignment_duration: work submitted before it is accepted.
     deadline_at = models.DateTimeField(null=True, blank=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
+    # When the provider vouched for this assignment (MTurk listed it for this HIT and worker, Prolific has
+    # this participant's submission in the study); set at creation for the local crowd. Until then its
+    # answers are stored but count toward nothing (rounds, payments, exports).
+    confirmed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["hit_id", "started_at"]
         constraints = [
-            # One worker per HIT at a time: a second worker only gets it after the first expired.
+            # One counted assignment per HIT, and one local worker per HIT at a time. Claims from a provider's
+            # page (external_id set) may coexist until the provider confirms one: a forged claim must never
+            # turn the real worker away (docs/decisions.md, "Provisional until the provider confirms").
             models.UniqueConstraint(
                 fields=["hit"],
-                condition=Q(status__in=["in_progress", "accepted"]),
+                condition=Q(status="accepted") | Q(status="in_progress", external_id=""),
                 name="one_live_assignment_per_hit",
             ),
-            # A double click or a retry never hoards HITs: one assignment in progress per worker and campaign.
+            # A double click or a retry never hoards HITs: one local assignment in progress per worker and
+            # campaign (the services keep the rule for Prolific participants; MTurk assigns HITs itself).
             models.UniqueConstraint(
                 fields=["worker", "campaign"],
-                condition=Q(status="in_progress"),
+                condition=Q(status="in_progress", external_id=""),
                 name="one_assignment_in_progress_per_worker_campaign",
             ),
         ]
 
     def __str__(self) -> str:
         return f"{self.worker} on HIT {self.hit_id} ({self.status})"
+
+    @property
+    def is_confirmed(self) -> bool:
+        return self.confirmed_at is not None
 
 
 class Judgment(models.Model):

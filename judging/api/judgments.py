@@ -62,7 +62,9 @@ class JudgmentSerializer(serializers.ModelSerializer):
 
     def get_is_counted(self, judgment) -> bool:
         return judgment_is_counted(
-            assignment_status=judgment.assignment.status, is_challenge=judgment.slot.is_challenge
+            assignment_status=judgment.assignment.status,
+            confirmed=judgment.assignment.confirmed_at is not None,
+            is_challenge=judgment.slot.is_challenge,
         )
 
 

@@ -64,6 +64,7 @@ def provider_build(name: str, *, local_fee_usd: Decimal = Decimal("0")) -> Crowd
             token=os.environ.get("PROLIFIC_API_TOKEN", ""),
             api_url=settings.TOPPREF_PROLIFIC_API_URL,
             workspace_id=settings.TOPPREF_PROLIFIC_WORKSPACE_ID,
+            project_id=settings.TOPPREF_PROLIFIC_PROJECT_ID,
             fee_rate=settings.TOPPREF_PROLIFIC_FEE_RATE,
             timeout_seconds=settings.TOPPREF_CROWD_TIMEOUT_SECONDS,
         )

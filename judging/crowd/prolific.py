@@ -13,6 +13,7 @@ Calls marked UNVERIFIED below are not confirmed in Prolific's own documentation;
 from __future__ import annotations
 
 import logging
+import math
 import secrets
 import time
 from collections import defaultdict
@@ -48,6 +49,10 @@ STATUS = {
     "REJECTED": WorkStatus.REJECTED,
     "RETURNED": WorkStatus.RETURNED,
     "TIMED-OUT": WorkStatus.RETURNED,
+    # Screened out by the study's own screening: the participant's work ended here, their place is freed.
+    "SCREENED OUT": WorkStatus.RETURNED,
+    # Prolific's catch-all: nothing to act on until it says more.
+    "UNKNOWN": WorkStatus.OTHER,
 }
 RETRY_STATUSES = {429, 500, 502, 503, 504}
 PLACEHOLDERS = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
@@ -67,6 +72,12 @@ def study_key(stage: int) -> str:
     return f"stage-{stage}"
 
 
+def minimum_allowed_minutes(estimated_minutes: int) -> int:
+    """Prolific's documented floor for ``maximum_allowed_time``: 2 + 2*est + 2*sqrt(est) minutes for an
+    ``estimated_completion_time`` of est minutes, rounded up."""
+    return math.ceil(2 + 2 * estimated_minutes + 2 * math.sqrt(estimated_minutes))
+
+
 class ProlificProvider:
     name = "prolific"
     reserves_on_publish = True
@@ -78,6 +89,7 @@ class ProlificProvider:
         token: str,
         api_url: str = DEFAULT_API_URL,
         workspace_id: str = "",
+        project_id: str = "",
         fee_rate: Decimal = Decimal("0.428"),
         estimated_minutes: int = 10,
         timeout_seconds: float = 30,
@@ -89,6 +101,8 @@ class ProlificProvider:
             raise CrowdConfigError("Prolific needs an API token: set PROLIFIC_API_TOKEN")
         self.fee_rate = Decimal(fee_rate)
         self.workspace_id = workspace_id
+        self.project_id = project_id
+        self._fees: dict[tuple[Decimal, int], Decimal] = {}
         self.estimated_minutes = estimated_minutes
         self.attempts, self.backoff_seconds = attempts, backoff_seconds
         self.http = httpx.Client(
@@ -138,7 +152,22 @@ class ProlificProvider:
     # -- the provider interface --
 
     def fee_usd(self, *, reward_usd: Decimal, assignments: int = 1) -> Decimal:
-        return prolific_fee_usd(reward_usd, assignments=assignments, rate=self.fee_rate)
+        """The account's own fee and VAT on these rewards, from Prolific's study cost calculator
+        (``POST /study-cost-calculator/``: ``total_cost`` in cents, rewards included); the configured rate
+        (TOPPREF_PROLIFIC_FEE_RATE) only when the calculator cannot be reached, logged."""
+        key = (to_cents(reward_usd), assignments)
+        if key not in self._fees:
+            try:
+                total = self._json(
+                    "POST",
+                    "study-cost-calculator/",
+                    json={"reward": int(key[0] * 100), "total_available_places": assignments},
+                )["total_cost"]
+                self._fees[key] = max(to_cents(Decimal(total) / 100 - key[0] * assignments), Decimal("0"))
+            except (CrowdError, KeyError, TypeError, ValueError) as error:
+                logger.warning("prolific cost calculator unavailable, fee at the configured rate: %s", error)
+                return prolific_fee_usd(reward_usd, assignments=assignments, rate=self.fee_rate)
+        return self._fees[key]
 
     def balance_usd(self) -> Decimal | None:
         """``GET /workspaces/{id}/balance/``: ``available_balance`` in cents of ``currency_code`` (as in
@@ -150,10 +179,11 @@ class ProlificProvider:
         except CrowdError as error:
             logger.warning("prolific balance unknown: %s", error)
             return None
-        if response.status_code != 200 or "available_balance" not in response.json():
+        body = response.json() if response.status_code == 200 else {}
+        if body.get("available_balance") is None:
+            # Prolific documents the balance as nullable: unknown, not zero.
             logger.warning("prolific balance unknown: HTTP %s", response.status_code)
             return None
-        body = response.json()
         currency = body.get("currency_code", "USD")
         if currency != "USD":
             # Rewards are sent in the account's currency: toppref's USD amounts are then that currency's.
@@ -163,13 +193,30 @@ class ProlificProvider:
         return to_cents(Decimal(body["available_balance"]) / 100)
 
     def _workspace_id(self) -> str:
-        """UNVERIFIED: the first workspace of ``GET /workspaces/`` unless TOPPREF_PROLIFIC_WORKSPACE_ID says."""
+        """TOPPREF_PROLIFIC_WORKSPACE_ID; unset, the account's one workspace (``GET /workspaces/``), logged.
+        Prolific has no default workspace and lists them in no documented order, so an account with several
+        must say which: ``CrowdConfigError`` naming them."""
         if not self.workspace_id:
-            results = self._json("GET", "workspaces/").get("results", [])
-            if not results:
-                raise CrowdConfigError("Prolific: no workspace; set TOPPREF_PROLIFIC_WORKSPACE_ID")
-            self.workspace_id = results[0]["id"]
+            self.workspace_id = self._only("workspaces/", "workspace", "TOPPREF_PROLIFIC_WORKSPACE_ID")
         return self.workspace_id
+
+    def _project_id(self) -> str:
+        """TOPPREF_PROLIFIC_PROJECT_ID; unset, the workspace's one project
+        (``GET /workspaces/{id}/projects/``), logged. A study without ``project`` would land in the account's
+        first-created project, which need not belong to the workspace whose balance we read."""
+        if not self.project_id:
+            self.project_id = self._only(
+                f"workspaces/{self._workspace_id()}/projects/", "project", "TOPPREF_PROLIFIC_PROJECT_ID"
+            )
+        return self.project_id
+
+    def _only(self, path: str, what: str, setting: str) -> str:
+        results = self._json("GET", path).get("results", [])
+        if len(results) != 1:
+            names = ", ".join(f"{row.get('id')} ({row.get('title', '')})" for row in results) or "none"
+            raise CrowdConfigError(f"Prolific: set {setting} to one {what} of the account (found: {names})")
+        logger.info("prolific: %s not configured, using the only one: %s", what, results[0]["id"])
+        return str(results[0]["id"])
 
     def prepare(self, *, campaign: CampaignInfo, stages: Sequence[int] = ()) -> dict[str, Any]:
         """Completion code, participant group, and a draft study for each stage that has none yet."""
@@ -217,9 +264,13 @@ class ProlificProvider:
                         "actions": [{"action": "MANUALLY_REVIEW"}],
                     }
                 ],
+                "project": self._project_id(),
                 "total_available_places": 1,
                 "estimated_completion_time": self.estimated_minutes,
-                "maximum_allowed_time": max(campaign.assignment_duration_seconds // 60, 1),
+                "maximum_allowed_time": max(
+                    campaign.assignment_duration_seconds // 60,
+                    minimum_allowed_minutes(self.estimated_minutes),
+                ),
                 "reward": int(to_cents(campaign.reward_usd) * 100),
                 "device_compatibility": ["desktop"],
                 # UNVERIFIED filter id: a participant group used as a block list (see docs/decisions.md).
@@ -248,41 +299,64 @@ class ProlificProvider:
                 self._json("PATCH", f"studies/{study_id}/", json={"total_available_places": target})
             if study.get("status") == "UNPUBLISHED":
                 self._json("POST", f"studies/{study_id}/transition/", json={"action": "PUBLISH"})
-            elif study.get("status") in ("AWAITING REVIEW", "PAUSED"):
-                # A study that ran out of places waits for review; START opens the new places.
-                self._json("POST", f"studies/{study_id}/transition/", json={"action": "START"})
+            else:
+                # More places reactivate a completed or awaiting-review study by themselves; START is allowed
+                # only from PAUSED (a researcher paused it at Prolific), so read the study again first.
+                study = self._json("GET", f"studies/{study_id}/")
+                if study.get("status") == "PAUSED":
+                    self._json("POST", f"studies/{study_id}/transition/", json={"action": "START"})
             for hit in stage_hits:
                 yield Published(hit.public_id, study_id)
 
     def collect(self, *, campaign: CampaignInfo, hit_external_ids: Sequence[str]) -> list[Work]:
-        """Every submission of these studies, following ``_links.next`` (a page past the end is a 404)."""
+        """Every submission of these studies, all pages (``_study_submissions``)."""
         work: list[Work] = []
         for study_id in hit_external_ids:
-            path: str | None = "submissions/"
-            params: dict[str, Any] | None = {"study": study_id}
-            while path:
-                response = self._request("GET", path, params=params)
-                if response.status_code == 404 and params is None:
-                    break
-                if response.status_code >= 400:
-                    raise CrowdError(
-                        f"prolific GET {path}: HTTP {response.status_code} {_error_text(response)}"
+            for submission in self._study_submissions(study_id):
+                raw = str(submission.get("status", "")).replace("_", " ").upper()
+                work.append(
+                    Work(
+                        external_id=submission["id"],
+                        worker_id=submission.get("participant_id") or submission.get("participant", ""),
+                        status=STATUS.get(raw, WorkStatus.OTHER),
+                        provider_status=raw,
+                        hit_external_id=study_id,
                     )
-                page = response.json()
-                for submission in page.get("results", []):
-                    raw = str(submission.get("status", "")).replace("_", " ").upper()
-                    work.append(
-                        Work(
-                            external_id=submission["id"],
-                            worker_id=submission.get("participant_id") or submission.get("participant", ""),
-                            status=STATUS.get(raw, WorkStatus.OTHER),
-                            provider_status=raw,
-                            hit_external_id=study_id,
-                        )
-                    )
-                path = ((page.get("_links") or {}).get("next") or {}).get("href")
-                params = None
+                )
         return work
+
+    def _study_submissions(self, study_id: str) -> Iterator[dict[str, Any]]:
+        """``GET /submissions/?study=`` page by page: ``_links.next`` while the response carries it (null at
+        the end), else ``meta.count``, else the next ``page`` while pages come back full; an empty
+        ``results`` ends it. A 404 is an error, never taken for the end of the list."""
+        page, seen, full = 1, 0, 0
+        path: str = "submissions/"
+        params: dict[str, Any] | None = {"study": study_id, "page": 1}
+        while True:
+            response = self._request("GET", path, params=params)
+            if response.status_code >= 400:
+                raise CrowdError(f"prolific GET {path}: HTTP {response.status_code} {_error_text(response)}")
+            body = response.json()
+            results = body.get("results") or []
+            if not results:
+                return
+            yield from results
+            seen += len(results)
+            full = max(full, len(results))
+            links = body.get("_links")
+            count = (body.get("meta") or {}).get("count")
+            if isinstance(links, dict) and "next" in links:
+                href = (links.get("next") or {}).get("href")
+                if not href:
+                    return
+                path, params = href, None
+                continue
+            if isinstance(count, int) and seen >= count:
+                return
+            if count is None and len(results) < full:
+                return
+            page += 1
+            path, params = "submissions/", {"study": study_id, "page": page}
 
     def approve(self, *, campaign: CampaignInfo, work: Work) -> bool:
         """The transition is idempotent (a repeated request is ignored); a refused one is checked by reading

@@ -7,6 +7,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('judging', '0004_adaptive'),
+        ('judging', '0004_confirmation'),
         ('judging', '0004_readmodel'),
         ('judging', '0004_scale'),
         ('judging', '0004_tenancy'),

@@ -20,8 +20,9 @@ def campaign_judgment_counts(*, campaign: Campaign) -> dict[str, int]:
     return dict(pairs.annotate(n=Count("pk")).order_by())
 
 
-def judgment_is_counted(*, assignment_status: str, is_challenge: bool) -> bool:
-    """Whether a crowd answer counts toward the ranking: its HIT was accepted and it is not a challenge
+def judgment_is_counted(*, assignment_status: str, confirmed: bool, is_challenge: bool) -> bool:
+    """Whether a crowd answer counts toward the ranking: its HIT was accepted, its provider confirmed the
+    assignment (docs/decisions.md, "Provisional until the provider confirms"), and it is not a challenge
     (Assessing top-k preferences, section 4.3: a failed challenge voids the HIT's answers). The API's and the
     exports' ``is_counted``."""
-    return assignment_status == Assignment.Status.ACCEPTED and not is_challenge
+    return assignment_status == Assignment.Status.ACCEPTED and confirmed and not is_challenge

@@ -72,7 +72,11 @@ class CampaignProgress:
     ``hits``: HIT count by status, every status present; ``hits_submitted``: assignments submitted.
     ``workers_active``: workers who took an assignment and are not excluded; ``workers_excluded``: those of
     them excluded after a failed challenge. ``assessors_active``: assessors who judged a tournament pair or
-    hold a topic now. ``spend_usd``: ``campaign_spend`` (docs/decisions.md "Campaign spend")."""
+    hold a topic now.
+    ``hits_awaiting_confirmation``: HITs with an assignment whose answers are all in but that its provider
+    (MTurk, Prolific) has not confirmed yet; ``judgments_unconfirmed``: stored answers of assignments the
+    provider has not confirmed (awaiting it, or never confirmed and expired): they count toward nothing
+    (docs/decisions.md "Provisional until the provider confirms"). ``spend_usd``: ``campaign_spend`` (docs/decisions.md "Campaign spend")."""
 
     status: str
     topics: dict[str, int]
@@ -89,6 +93,8 @@ class CampaignProgress:
     workers_active: int
     workers_excluded: int
     assessors_active: int
+    hits_awaiting_confirmation: int
+    judgments_unconfirmed: int
     spend_usd: Decimal
     budget_usd: Decimal | None
     publish_note: str
@@ -151,12 +157,18 @@ def campaign_spend(*, campaign: Campaign) -> Spend:
     guard of publishing and the figure researchers read can never be below what workers are owed. A HIT or
     assignment without its own money uses the campaign's pay and fee."""
     pay, fee = Value(campaign.pay_per_hit_usd), Value(campaign.fee_per_hit_usd)
-    committed = Assignment.objects.filter(campaign=campaign, submitted_at__isnull=False).aggregate(
+    # Only what the provider confirmed is owed: a forged submission earns nothing (docs/decisions.md,
+    # "Provisional until the provider confirms").
+    committed = Assignment.objects.filter(
+        campaign=campaign, submitted_at__isnull=False, confirmed_at__isnull=False
+    ).aggregate(
         pay=Sum(Coalesce("earned_usd", "hit__reward_usd", pay)),
         fees=Sum(Coalesce("hit__fee_usd", fee)),
         count=Count("pk"),
     )
-    has_submission = Assignment.objects.filter(hit=OuterRef("pk"), submitted_at__isnull=False)
+    has_submission = Assignment.objects.filter(
+        hit=OuterRef("pk"), submitted_at__isnull=False, confirmed_at__isnull=False
+    )
     reserved = (
         Hit.objects.filter(campaign=campaign, status=Hit.Status.OPEN, published_at__isnull=False)
         .exclude(Exists(has_submission))
@@ -224,6 +236,14 @@ def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
         workers_active=workers.exclude(worker_excluded_here(campaign=campaign)).count(),
         workers_excluded=workers.filter(worker_excluded_here(campaign=campaign)).count(),
         assessors_active=len(assessors),
+        hits_awaiting_confirmation=Hit.objects.filter(
+            campaign=campaign, assignments__status=Assignment.Status.SUBMITTED
+        )
+        .distinct()
+        .count(),
+        judgments_unconfirmed=Judgment.objects.filter(
+            assignment__campaign=campaign, assignment__confirmed_at__isnull=True
+        ).count(),
         spend_usd=spend.total,
         budget_usd=campaign.budget_usd,
         publish_note=campaign.publish_note,

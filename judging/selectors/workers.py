@@ -74,8 +74,10 @@ def campaign_worker_table(*, campaign: Campaign) -> list[WorkerRow]:
             worker_id__in=Assignment.objects.filter(campaign=campaign).values("worker_id"),
         ).values_list("worker_id", flat=True)
     )
+    # Only assignments the provider confirmed: a forged worker id is nobody's row (the campaign page counts
+    # the unconfirmed answers apart).
     for worker_pk, provider, external_id, is_excluded, status in (
-        Assignment.objects.filter(campaign=campaign)
+        Assignment.objects.filter(campaign=campaign, confirmed_at__isnull=False)
         .order_by("worker_id", "pk")
         .values_list("worker_id", "worker__provider", "worker__external_id", "worker__is_excluded", "status")
     ):
@@ -91,7 +93,7 @@ def campaign_worker_table(*, campaign: Campaign) -> list[WorkerRow]:
             tally.hits_discarded += 1
     ranks = _final_ranks(campaign=campaign)
     for worker_pk, is_challenge, expected, winner, side, ms, topic_pk, left, right in (
-        Judgment.objects.filter(assignment__campaign=campaign)
+        Judgment.objects.filter(assignment__campaign=campaign, assignment__confirmed_at__isnull=False)
         .order_by()
         .values_list(
             "assignment__worker_id",

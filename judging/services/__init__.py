@@ -41,6 +41,8 @@ from judging.services.errors import (
 from judging.services.exclusions import ExclusionScopeError, worker_exclude, worker_is_excluded
 from judging.services.hits import assignment_expire, hit_build, hit_discard, hit_expire, hit_expire_overdue
 from judging.services.judgments import (
+    assignment_claim_external,
+    assignment_confirm,
     assignment_start,
     assignment_submit,
     hit_assign_next,
@@ -58,6 +60,8 @@ from judging.services.workers import (
 )
 
 __all__ = [
+    "assignment_claim_external",
+    "assignment_confirm",
     "AssignmentClosedError",
     "AssignmentOverdueError",
     "AssignmentSubmittedError",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.db import transaction
@@ -22,7 +23,8 @@ from judging.crowd import CrowdProvider, CrowdRequestError, Work, WorkStatus
 from judging.models import CROWD_MODES, Assignment, Campaign, Hit, Worker
 from judging.services.errors import CampaignStateError
 from judging.services.exclusions import worker_list_excluded_for
-from judging.services.judgments import worker_get_or_create
+from judging.services.hits import WAITING_STATES
+from judging.services.judgments import assignment_confirm, worker_get_or_create
 from judging.services.publishing import (
     PublishReport,
     campaign_info,
@@ -38,8 +40,13 @@ logger = logging.getLogger(__name__)
 
 # What each provider calls work it approved (Assignment.provider_status holds the provider's own word).
 APPROVED_STATUS = {"mturk": "Approved", "prolific": "APPROVED"}
+# What the provider lists only for an assignment that really exists (MTurk lists submitted work; Prolific a
+# participant's submission from the moment they start): seeing one confirms our assignment.
+CONFIRMING = (WorkStatus.ACTIVE, WorkStatus.SUBMITTED, WorkStatus.APPROVED)
+# A claim younger than this when a listing began may not be in it yet: it waits for the next sync.
+PROLIFIC_LISTING_MARGIN = timedelta(seconds=60)
 # Provider states after which no payment will come.
-UNPAID_FOR_GOOD = ("Rejected", "REJECTED", "RETURNED", "TIMED-OUT")
+UNPAID_FOR_GOOD = ("Rejected", "REJECTED", "RETURNED", "TIMED-OUT", "SCREENED OUT")
 
 
 @dataclass
@@ -56,6 +63,8 @@ class SyncReport:
     unmatched: int = 0
     excluded: int = 0
     expired: int = 0
+    confirmed: int = 0
+    refuted: int = 0
     published: PublishReport | None = None
     notes: list[str] = field(default_factory=list)
     spent_usd: Decimal = Decimal("0")
@@ -69,6 +78,11 @@ class SyncReport:
             f"{self.returned} returned to the queue, {self.unmatched} without stored answers",
             f"excluded {self.excluded} worker(s), expired {self.expired} HIT(s)",
         ]
+        if self.confirmed or self.refuted:
+            lines.append(
+                f"confirmed {self.confirmed} assignment(s) by the provider, "
+                f"{self.refuted} claim(s) the provider does not know expired"
+            )
         if self.published is not None:
             lines.extend(self.published.lines())
         lines.append(
@@ -103,11 +117,13 @@ def _campaign_sync(*, campaign: Campaign, provider: CrowdProvider | None) -> Syn
     provider = provider or provider_for(campaign)
     info = campaign_info(campaign=campaign)
     external_ids = _hit_external_ids_to_collect(campaign)
+    collect_started = timezone.now()
     work = provider.collect(campaign=info, hit_external_ids=external_ids) if external_ids else []
     report.collected = len(work)
     to_approve: list[tuple[Assignment, Work]] = []
     for item in work:
         outcome = work_record(campaign=campaign, work=item)
+        report.confirmed += outcome.confirmed
         report.recorded += outcome.changed
         report.returned += outcome.returned
         report.paid += outcome.paid
@@ -122,6 +138,12 @@ def _campaign_sync(*, campaign: Campaign, provider: CrowdProvider | None) -> Syn
             )
         if outcome.should_approve and outcome.assignment is not None:
             to_approve.append((outcome.assignment, item))
+    if campaign.provider == Campaign.Provider.PROLIFIC and external_ids:
+        report.refuted = claims_refute(
+            campaign=campaign,
+            listed={item.external_id for item in work},
+            before=collect_started - PROLIFIC_LISTING_MARGIN,
+        )
     for assignment, item in to_approve:
         try:
             approved = provider.approve(campaign=info, work=item)
@@ -159,6 +181,7 @@ class WorkOutcome:
     changed: int = 0
     returned: int = 0
     paid: int = 0
+    confirmed: int = 0
     should_approve: bool = False
 
 
@@ -173,7 +196,12 @@ def work_record(*, campaign: Campaign, work: Work) -> WorkOutcome:
     assignment = _assignment_for(campaign=campaign, work=work, worker=worker)
     if assignment is None:
         return outcome
-    # The lock order of every writer of both: the HIT, then the assignment.
+    if work.status in CONFIRMING and assignment.confirmed_at is None:
+        # The provider lists this assignment for this HIT (study) and worker: it is real, and counts now.
+        assignment_confirm(assignment=assignment)
+        outcome.confirmed = 1
+    # The lock order of every writer of these: the worker, the HIT, then the assignment.
+    Worker.objects.select_for_update().get(pk=worker.pk)
     Hit.objects.select_for_update().get(pk=assignment.hit_id)
     assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
     outcome.assignment = assignment
@@ -184,13 +212,13 @@ def work_record(*, campaign: Campaign, work: Work) -> WorkOutcome:
     if assignment.provider_status != work.provider_status:
         assignment.provider_status = work.provider_status[:40]
         fields.append("provider_status")
-    if work.status == WorkStatus.RETURNED and assignment.status == Assignment.Status.IN_PROGRESS:
+    if work.status == WorkStatus.RETURNED and assignment.status in WAITING_STATES:
         assignment.status = Assignment.Status.EXPIRED
         fields.append("status")
         outcome.returned = 1
     if (
         work.status == WorkStatus.APPROVED
-        and assignment.submitted_at is not None
+        and assignment.earned_usd is not None
         and assignment.paid_at is None
     ):
         assignment.paid_usd = assignment.earned_usd
@@ -202,17 +230,36 @@ def work_record(*, campaign: Campaign, work: Work) -> WorkOutcome:
         outcome.changed = 1
     outcome.should_approve = (
         work.status == WorkStatus.SUBMITTED
-        and assignment.submitted_at is not None
+        and assignment.earned_usd is not None
         and assignment.paid_at is None
     )
     return outcome
+
+
+def claims_refute(*, campaign: Campaign, listed: set[str], before: datetime) -> int:
+    """Prolific creates a participant's submission (its id is the SESSION_ID of our page's link) before it
+    sends them to us: a claim made before the listing began whose session is not among every study's
+    submissions was not made by a participant of ours. It expires at once, so it holds nothing until its
+    deadline (its answers are kept, unconfirmed). Returns how many expired."""
+    claims = Assignment.objects.filter(
+        campaign=campaign, status__in=WAITING_STATES, confirmed_at__isnull=True, started_at__lt=before
+    ).exclude(external_id__in=listed)
+    refuted = 0
+    for assignment in claims:
+        with transaction.atomic():
+            Worker.objects.select_for_update().get(pk=assignment.worker_id)
+            Hit.objects.select_for_update().get(pk=assignment.hit_id)
+            refuted += Assignment.objects.filter(
+                pk=assignment.pk, status__in=WAITING_STATES, confirmed_at__isnull=True
+            ).update(status=Assignment.Status.EXPIRED)
+    return refuted
 
 
 @transaction.atomic
 def assignment_record_paid(*, assignment: Assignment, provider_status: str) -> bool:
     """Record that the provider paid a submitted assignment (what it earned); False if recorded before."""
     assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
-    if assignment.paid_at is not None or assignment.submitted_at is None:
+    if assignment.paid_at is not None or assignment.submitted_at is None or assignment.confirmed_at is None:
         return False
     assignment.paid_usd = assignment.earned_usd
     assignment.paid_at = timezone.now()
@@ -225,8 +272,14 @@ def _assignment_for(*, campaign: Campaign, work: Work, worker: Worker) -> Assign
     """Our assignment for the provider's work: by the provider's id, else the worker's latest assignment not
     yet tied to another id (on MTurk: on that HIT)."""
     assignments = Assignment.objects.filter(campaign=campaign)
-    found = assignments.filter(external_id=work.external_id).first()
+    # The provider's id names one assignment, and only with that worker (and, on MTurk, that HIT): an id
+    # forged onto another worker or HIT is not theirs.
+    found = assignments.filter(external_id=work.external_id).order_by("-pk").first()
     if found is not None:
+        if found.worker_id != worker.pk:
+            return None
+        if campaign.provider == Campaign.Provider.MTURK and found.hit.external_id != work.hit_external_id:
+            return None
         return found
     unlinked = assignments.filter(worker=worker, external_id="").order_by("-started_at", "-pk")
     if campaign.provider == Campaign.Provider.PROLIFIC:
@@ -239,12 +292,16 @@ def _assignment_for(*, campaign: Campaign, work: Work, worker: Worker) -> Assign
 def _awaiting_payment() -> Q:
     """Submitted work not paid yet and not closed unpaid for good by the provider (rejected, or returned
     after our page stored its answers): nobody pays those, so they are not waited for."""
-    return Q(submitted_at__isnull=False, paid_at__isnull=True) & ~Q(provider_status__in=UNPAID_FOR_GOOD)
+    return Q(submitted_at__isnull=False, paid_at__isnull=True, confirmed_at__isnull=False) & ~Q(
+        provider_status__in=UNPAID_FOR_GOOD
+    )
 
 
 def _unpaid_submitted(campaign: Campaign) -> list[Assignment]:
     return list(
-        Assignment.objects.filter(campaign=campaign, submitted_at__isnull=False, paid_at__isnull=True)
+        Assignment.objects.filter(
+            campaign=campaign, submitted_at__isnull=False, paid_at__isnull=True, earned_usd__isnull=False
+        )
     )
 
 
@@ -253,7 +310,7 @@ def _hit_external_ids_to_collect(campaign: Campaign) -> list[str]:
     have been returned or timed out) or submitted and not paid yet. Distinct ids: a Prolific study holds many
     HITs. Work on a HIT nobody opened our page for cannot be approved (no stored answers) and is not looked
     for; MTurk approves it on its own after the auto-approval delay (docs/decisions.md)."""
-    unsettled = Assignment.objects.filter(Q(status=Assignment.Status.IN_PROGRESS) | _awaiting_payment())
+    unsettled = Assignment.objects.filter(Q(status__in=WAITING_STATES) | _awaiting_payment())
     if campaign.provider == Campaign.Provider.PROLIFIC:
         # Participants come through the campaign's page, not a HIT's: any unsettled work means every study.
         studies = campaign.provider_state.get("studies", {})

@@ -257,7 +257,10 @@ def _judgment_log(campaign: Campaign, progress: Progress) -> Iterator[dict]:
                 "judged_at": created,
             }
         return
-    judgments = Judgment.objects.filter(assignment__campaign=campaign).order_by("pk")
+    # Answers the provider never confirmed (a forged assignment's) are not the campaign's data.
+    judgments = Judgment.objects.filter(
+        assignment__campaign=campaign, assignment__confirmed_at__isnull=False
+    ).order_by("pk")
     total = judgments.count() or 1
     for i, row in enumerate(
         judgments.values(
@@ -272,6 +275,7 @@ def _judgment_log(campaign: Campaign, progress: Progress) -> Iterator[dict]:
             "assignment__worker_id",
             "slot__is_challenge",
             "assignment__status",
+            "assignment__confirmed_at",
             "milliseconds",
             "shown_at",
             "created_at",
@@ -291,7 +295,9 @@ def _judgment_log(campaign: Campaign, progress: Progress) -> Iterator[dict]:
             "worker": pseudonym(row["assignment__worker_id"]),
             "is_challenge": row["slot__is_challenge"],
             "is_counted": judgment_is_counted(
-                assignment_status=row["assignment__status"], is_challenge=row["slot__is_challenge"]
+                assignment_status=row["assignment__status"],
+                confirmed=row["assignment__confirmed_at"] is not None,
+                is_challenge=row["slot__is_challenge"],
             ),
             "milliseconds": row["milliseconds"],
             "shown_at": row["shown_at"],

@@ -31,6 +31,9 @@ from judging.engine import (
 from judging.models import Assignment, Campaign, Candidate, Hit, HitSlot, Judgment, Pair
 from pools.models import GradedJudgment, Topic
 
+# Assignments whose work may still count: in progress, or submitted and awaiting the provider's confirmation.
+WAITING_STATES = (Assignment.Status.IN_PROGRESS, Assignment.Status.SUBMITTED)
+
 
 @transaction.atomic
 def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
@@ -141,7 +144,8 @@ def hit_expire(*, hit: Hit) -> Hit:
 
 @transaction.atomic
 def assignment_expire(*, assignment: Assignment, now: datetime | None = None) -> Assignment:
-    """Expire an assignment in progress whose deadline has passed (unpaid; its answers do not count). Its HIT
+    """Expire an assignment in progress (or submitted and never confirmed by the provider) whose deadline
+    has passed (unpaid; its answers do not count). Its HIT
     goes to the next worker while the HIT's lifetime lasts, as Mechanical Turk makes an abandoned HIT
     available again; past its lifetime the HIT expires too and its pairs go back to the queue. An assignment
     not in progress, or still within its deadline, is left as it is."""
@@ -157,7 +161,9 @@ def hit_expire_overdue(*, campaign: Campaign | None = None, now: datetime | None
     work still counts. Each change is its own transaction. Returns the HITs expired."""
     now = now or timezone.now()
     expired: list[Hit] = []
-    assignments = Assignment.objects.filter(status=Assignment.Status.IN_PROGRESS).filter(
+    # In progress, or submitted and never confirmed by the provider: past the deadline, neither holds the
+    # HIT any longer (the unconfirmed answers are kept, shown as unconfirmed).
+    assignments = Assignment.objects.filter(status__in=WAITING_STATES).filter(
         Q(deadline_at__lt=now) | Q(deadline_at__isnull=True)
     )
     if campaign is not None:
@@ -173,7 +179,7 @@ def hit_expire_overdue(*, campaign: Campaign | None = None, now: datetime | None
             _, closed = _assignment_expire(assignment=assignment, now=now, idle=True)
         if closed is not None:
             expired.append(closed)
-    held = Assignment.objects.filter(hit=OuterRef("pk"), status=Assignment.Status.IN_PROGRESS)
+    held = Assignment.objects.filter(hit=OuterRef("pk"), status__in=WAITING_STATES)
     overdue = Hit.objects.filter(status=Hit.Status.OPEN, expires_at__lt=now).exclude(Exists(held))
     if campaign is not None:
         overdue = overdue.filter(campaign=campaign)
@@ -249,10 +255,12 @@ def _assignment_expire(
     assignment = (
         Assignment.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=assignment.pk)
     )
-    if assignment.status != Assignment.Status.IN_PROGRESS:
+    if assignment.status not in WAITING_STATES:
         return assignment, None
     if not assignment_is_overdue(assignment=assignment, now=now) and not (
-        idle and assignment_is_idle(assignment=assignment, now=now)
+        idle
+        and assignment.status == Assignment.Status.IN_PROGRESS
+        and assignment_is_idle(assignment=assignment, now=now)
     ):
         return assignment, None
     assignment.status = Assignment.Status.EXPIRED
@@ -268,7 +276,7 @@ def _hit_expire_unheld(*, hit: Hit, now: datetime) -> Hit | None:
     hit = Hit.objects.select_for_update().get(pk=hit.pk)
     if hit.status != Hit.Status.OPEN or not hit_is_past_lifetime(hit=hit, now=now):
         return None
-    if hit.assignments.filter(status=Assignment.Status.IN_PROGRESS).exists():
+    if hit.assignments.filter(status__in=WAITING_STATES).exists():
         return None
     return _hit_close(hit=hit, status=Hit.Status.EXPIRED)
 

@@ -14,7 +14,8 @@ from datetime import datetime, timedelta
 from typing import TypeVar
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from config.celery import enqueue
@@ -28,6 +29,7 @@ from judging.services.errors import (
     HitTakenError,
     InvalidTimingError,
     InvalidWinnerError,
+    PairAlreadyJudgedError,
     SlotMismatchError,
     WorkerBusyError,
     WorkerExcludedError,
@@ -41,8 +43,17 @@ from judging.services.hits import (
 )
 from judging.tasks import round_close_if_complete_task
 
-LIVE_ASSIGNMENT_STATES = (Assignment.Status.IN_PROGRESS, Assignment.Status.ACCEPTED)
 UNKNOWN = object()  # "not read yet", beside None ("read: there is none")
+# What holds a HIT so nobody else gets it: a counted assignment, or one in progress the provider vouched for
+# (every local one). A claim from a provider's page that the provider has not confirmed yet holds nothing:
+# forged query parameters must never turn the real worker away (docs/decisions.md, "Provisional until the
+# provider confirms").
+HOLDS_HIT = Q(status=Assignment.Status.ACCEPTED) | Q(
+    status=Assignment.Status.IN_PROGRESS, confirmed_at__isnull=False
+)
+# How long after its submit an unconfirmed assignment's confirmation is first looked for: MTurk lists an
+# assignment only once the worker's browser posted it to externalSubmit, after our own final submit.
+CONFIRMATION_SYNC_DELAY_SECONDS = 30
 T = TypeVar("T")
 
 
@@ -69,7 +80,7 @@ def _assignment_start(*, hit: Hit, worker: Worker) -> Assignment:
     now = timezone.now()
     worker = Worker.objects.select_for_update().get(pk=worker.pk)
     hit = Hit.objects.select_for_update().get(pk=hit.pk)
-    live = hit.assignments.filter(status__in=LIVE_ASSIGNMENT_STATES).first()
+    live = hit.assignments.filter(HOLDS_HIT).first()
     if live is not None and live.worker_id == worker.pk:
         return live
     campaign = Campaign.objects.get(pk=hit.campaign_id)
@@ -87,18 +98,22 @@ def _assignment_start(*, hit: Hit, worker: Worker) -> Assignment:
     return _assignment_create(hit=hit, worker=worker, campaign=campaign, now=now)
 
 
-def hit_assign_next(*, campaign: Campaign, worker: Worker) -> Assignment | None:
+def hit_assign_next(*, campaign: Campaign, worker: Worker, external_id: str = "") -> Assignment | None:
     """The worker's assignment in progress in this campaign, else the oldest open HIT of the running campaign
     that is within its lifetime and that nobody holds, assigned to them with a fresh deadline (see
     ``assignment_start``); None when no HIT is available. An assignment of theirs whose deadline passed is
     expired first. The worker's row is locked, so concurrent calls for one worker (a double click, a retry)
     give one assignment; concurrent callers skip each other's locked HITs (PostgreSQL ``SKIP LOCKED``), so two
-    workers never get the same HIT."""
-    return _retry_once_on_integrity_error(lambda: _hit_assign_next(campaign=campaign, worker=worker))
+    workers never get the same HIT. ``external_id`` is the provider's id of a new assignment (Prolific's
+    SESSION_ID); a worker whose claims the provider must confirm may be handed a HIT that only unconfirmed
+    claims hold, HITs no one claimed first."""
+    return _retry_once_on_integrity_error(
+        lambda: _hit_assign_next(campaign=campaign, worker=worker, external_id=external_id)
+    )
 
 
 @transaction.atomic
-def _hit_assign_next(*, campaign: Campaign, worker: Worker) -> Assignment | None:
+def _hit_assign_next(*, campaign: Campaign, worker: Worker, external_id: str = "") -> Assignment | None:
     now = timezone.now()
     # One statement locks the worker and learns, under that lock (so every assignment committed for them is
     # seen), which assignment they hold in the campaign and whether they have one that did not count.
@@ -130,6 +145,7 @@ def _hit_assign_next(*, campaign: Campaign, worker: Worker) -> Assignment | None
         ),
         worker=worker,
         now=now,
+        external_id=external_id,
     )
 
 
@@ -137,16 +153,38 @@ def _open_hits(
     *, campaign_id: int, worker: Worker, now: datetime, may_hold_judged: bool = True
 ) -> QuerySet[Hit]:
     """The campaign's open HITs within their lifetime that nobody holds and that show the worker no pair
-    they already judged (e.g. a pair requeued from a HIT of theirs that expired), oldest first.
+    they already judged (e.g. a pair requeued from a HIT of theirs that expired), oldest first (for workers
+    whose provider must confirm them: the HITs with the fewest unconfirmed claims first).
     ``may_hold_judged=False`` says the worker has no assignment in the campaign that did not count (expired,
     discarded): only such an assignment can have left a judged pair in the queue (a counted pair has its
     winner), so the costly check is skipped."""
-    live = Assignment.objects.filter(hit=OuterRef("pk"), status__in=LIVE_ASSIGNMENT_STATES)
+    live = Assignment.objects.filter(HOLDS_HIT, hit=OuterRef("pk"))
+    # Claims nobody confirmed yet hold nothing, but the HITs with the fewest are handed out first, so that
+    # real workers arriving together do not share a HIT while their providers confirm them, even in a flood
+    # of invented ids.
+    claims = (
+        Assignment.objects.filter(
+            hit=OuterRef("pk"),
+            status__in=(Assignment.Status.IN_PROGRESS, Assignment.Status.SUBMITTED),
+            confirmed_at__isnull=True,
+            deadline_at__gt=now,
+        )
+        .order_by()
+        .values("hit")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    # A HIT the worker already took (a claim still waiting for confirmation included) is never theirs again.
+    theirs = Assignment.objects.filter(
+        hit=OuterRef("pk"),
+        worker=worker,
+        status__in=(Assignment.Status.IN_PROGRESS, Assignment.Status.SUBMITTED, Assignment.Status.ACCEPTED),
+    )
     hits = (
         Hit.objects.filter(campaign_id=campaign_id, status=Hit.Status.OPEN)
         .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
         .exclude(Exists(live))
-        .order_by("number")
+        .exclude(Exists(theirs))
     )
     if Campaign.objects.filter(pk=campaign_id, mode=Campaign.Mode.ADAPTIVE).exists():
         # The adaptive mode asks a pair again only of workers who have not judged it ("Human Preferences as
@@ -160,14 +198,22 @@ def _open_hits(
         )
         seen = Pair.objects.filter(hit=OuterRef("pk")).filter(Exists(same_pair))
         hits = hits.exclude(Exists(seen))
-    if not may_hold_judged:
-        return hits
-    # The pairs an open HIT holds point to it, so this reaches them without going through its slots.
-    judged_before = Judgment.objects.filter(slot__pair__hit=OuterRef("pk"), assignment__worker=worker)
-    return hits.exclude(Exists(judged_before))
+    if may_hold_judged:
+        # The pairs an open HIT holds point to it, so this reaches them without going through its slots. Only
+        # confirmed answers count here: a forger's answers under a real worker's id must not keep them away.
+        judged_before = Judgment.objects.filter(
+            slot__pair__hit=OuterRef("pk"), assignment__worker=worker, assignment__confirmed_at__isnull=False
+        )
+        hits = hits.exclude(Exists(judged_before))
+    if not worker.needs_confirmation:
+        # The local crowd keeps the cheap order (an index scan stopped at the first free HIT).
+        return hits.order_by("number")
+    return hits.order_by(Coalesce(Subquery(claims), 0).asc(), "number")
 
 
-def _open_hit_take(hits: QuerySet[Hit], *, worker: Worker, now: datetime) -> Assignment | None:
+def _open_hit_take(
+    hits: QuerySet[Hit], *, worker: Worker, now: datetime, external_id: str = ""
+) -> Assignment | None:
     """Lock the first of ``hits`` that no concurrent caller has locked and assign it to the locked worker;
     None when there is none. Concurrent callers skip each other's locked HITs (PostgreSQL ``SKIP LOCKED``)."""
     taken: list[int] = []
@@ -185,12 +231,14 @@ def _open_hit_take(hits: QuerySet[Hit], *, worker: Worker, now: datetime) -> Ass
         # COMMITTED). SQLite's transactions are serialisable (writers queue: IMMEDIATE), so there what the
         # statement saw is still true.
         if connection.vendor == "sqlite" or not _hit_is_held(hit):
-            return _assignment_create(hit=hit, worker=worker, campaign=hit.campaign, now=now)
+            return _assignment_create(
+                hit=hit, worker=worker, campaign=hit.campaign, now=now, external_id=external_id
+            )
         taken.append(hit.pk)
 
 
 def _hit_is_held(hit: Hit) -> bool:
-    return hit.assignments.filter(status__in=LIVE_ASSIGNMENT_STATES).exists()
+    return hit.assignments.filter(HOLDS_HIT).exists()
 
 
 def _assignment_in_progress(
@@ -214,17 +262,89 @@ def _assignment_in_progress(
     return current
 
 
-def _assignment_create(*, hit: Hit, worker: Worker, campaign: Campaign, now: datetime) -> Assignment:
-    """Create the worker's assignment on a locked HIT, its deadline ``assignment_duration`` from now. A
-    campaign whose ``assignment_duration`` is not positive would hand out HITs nobody can finish:
-    ``CampaignConfigError``."""
+def _assignment_create(
+    *, hit: Hit, worker: Worker, campaign: Campaign, now: datetime, external_id: str = ""
+) -> Assignment:
+    """Create the worker's assignment on a locked HIT, its deadline ``assignment_duration`` from now,
+    confirmed at once for a worker whose identity we vouch for ourselves (the local crowd), else left for
+    the provider to confirm. A campaign whose ``assignment_duration`` is not positive would hand out HITs
+    nobody can finish: ``CampaignConfigError``."""
     if campaign.assignment_duration <= timedelta(0):
         raise CampaignConfigError(
             f"campaign {campaign.name!r}: assignment_duration must be positive, not {campaign.assignment_duration}"
         )
     return Assignment.objects.create(
-        hit=hit, campaign=campaign, worker=worker, deadline_at=now + campaign.assignment_duration
+        hit=hit,
+        campaign=campaign,
+        worker=worker,
+        external_id=external_id,
+        deadline_at=now + campaign.assignment_duration,
+        confirmed_at=None if worker.needs_confirmation else now,
     )
+
+
+def assignment_claim_external(*, hit: Hit, worker: Worker, external_id: str) -> Assignment:
+    """A provider's page claims ``hit`` for ``worker`` under the provider's assignment id (MTurk's
+    ``assignmentId``, which MTurk alone assigns: several of its workers never hold one HIT at once). The same
+    id again gives the same assignment; an id already claimed by another worker is ``HitTakenError``.
+
+    The claim is provisional until the provider confirms it (``assignment_confirm``): it holds nothing, so
+    claims under other ids may coexist on the HIT and a forged claim never turns the real worker away.
+    Refused with nothing changed: an excluded worker, a closed HIT or one past its lifetime, a HIT a
+    confirmed assignment holds, a worker who gave confirmed answers to one of its pairs
+    (``PairAlreadyJudgedError``)."""
+    return _retry_once_on_integrity_error(
+        lambda: _assignment_claim_external(hit=hit, worker=worker, external_id=external_id)
+    )
+
+
+@transaction.atomic
+def _assignment_claim_external(*, hit: Hit, worker: Worker, external_id: str) -> Assignment:
+    now = timezone.now()
+    worker = Worker.objects.select_for_update().get(pk=worker.pk)
+    hit = Hit.objects.select_for_update().get(pk=hit.pk)
+    existing = hit.assignments.filter(external_id=external_id).order_by("-pk").first()
+    if existing is not None:
+        if existing.worker_id != worker.pk:
+            raise HitTakenError(hit_id=hit.pk)
+        return existing
+    if worker.is_excluded:
+        raise WorkerExcludedError(worker_id=worker.pk)
+    if hit.status != Hit.Status.OPEN:
+        raise HitNotOpenError(hit_id=hit.pk, status=hit.status)
+    if hit.assignments.filter(HOLDS_HIT).exclude(worker=worker).exists():
+        raise HitTakenError(hit_id=hit.pk)
+    if hit_is_past_lifetime(hit=hit, now=now):
+        raise HitLifetimeOverError(hit_id=hit.pk)
+    confirmed_answers = Judgment.objects.filter(
+        assignment__worker=worker, assignment__confirmed_at__isnull=False, slot__pair__slots__hit=hit
+    )
+    if confirmed_answers.exists():
+        # A worker never judges a pair twice (MTurk picks the HIT, so we can only refuse it).
+        raise PairAlreadyJudgedError(hit_id=hit.pk, worker_id=worker.pk)
+    campaign = Campaign.objects.get(pk=hit.campaign_id)
+    return _assignment_create(hit=hit, worker=worker, campaign=campaign, now=now, external_id=external_id)
+
+
+@transaction.atomic
+def assignment_confirm(*, assignment: Assignment) -> bool:
+    """The provider vouched for this assignment (its id, worker and HIT or study): record it, and if its
+    answers are all in, count it now as ``assignment_submit`` would have (challenges checked, pairs get
+    their winners, rounds queued for closing; a HIT closed meanwhile leaves it paid but not counted).
+    Returns whether anything changed; confirming twice changes nothing."""
+    hit, assignment = _lock_worker_hit_and_assignment(assignment)
+    if assignment.confirmed_at is not None:
+        return False
+    assignment.confirmed_at = timezone.now()
+    assignment.save(update_fields=["confirmed_at"])
+    waiting = assignment.status == Assignment.Status.SUBMITTED or (
+        assignment.status == Assignment.Status.EXPIRED
+        and assignment.submitted_at is not None
+        and assignment.earned_usd is None
+    )
+    if waiting:
+        _assignment_count(assignment=assignment, hit=hit)
+    return True
 
 
 def _retry_once_on_integrity_error(attempt: Callable[[], T]) -> T:
@@ -375,6 +495,41 @@ def _assignment_complete(
     answers: list[tuple[bool, int | None, int | None, int]] | None = None,
     round_ids: set[int] | None = None,
 ) -> None:
+    """Every answer of the assignment is stored: count it (``_assignment_count``) if the provider vouched
+    for it, else keep it as submitted and awaiting confirmation, with a sync of the campaign queued to look
+    for the provider's confirmation soon (the periodic sync looks too). The caller is atomic and holds the
+    locks of the worker, the HIT and the assignment."""
+    if assignment.confirmed_at is None:
+        assignment.status = Assignment.Status.SUBMITTED
+        assignment.submitted_at = timezone.now()
+        assignment.save(update_fields=["status", "submitted_at"])
+        confirmation_sync_soon(campaign_id=assignment.campaign_id)
+        return
+    _assignment_count(assignment=assignment, hit=hit, answers=answers, round_ids=round_ids)
+
+
+def confirmation_sync_soon(*, campaign_id: int) -> None:
+    """After commit, queue a sync of the campaign ``CONFIRMATION_SYNC_DELAY_SECONDS`` from now to look for
+    the provider's confirmation of new claims, at most one per campaign and delay per process (a flood of
+    invented ids must not become a flood of provider calls; the periodic sync catches the rest)."""
+    from django.core.cache import cache
+
+    from judging.tasks import crowd_sync_task
+
+    def queue() -> None:
+        if cache.add(f"toppref:confirmation-sync:{campaign_id}", 1, timeout=CONFIRMATION_SYNC_DELAY_SECONDS):
+            crowd_sync_task.apply_async((campaign_id,), countdown=CONFIRMATION_SYNC_DELAY_SECONDS)
+
+    transaction.on_commit(queue)
+
+
+def _assignment_count(
+    *,
+    assignment: Assignment,
+    hit: Hit,
+    answers: list[tuple[bool, int | None, int | None, int]] | None = None,
+    round_ids: set[int] | None = None,
+) -> None:
     """Check a fully answered assignment against its challenges and count or discard it; the caller is
     atomic and holds the locks of the worker (``assignment.worker``), the HIT and the assignment. ``answers``
     (is_challenge, expected winner, pair, winner per slot) and ``round_ids`` (the rounds of the HIT's pairs)
@@ -399,7 +554,8 @@ def _assignment_complete(
         worker_exclude_locked(
             worker=worker, campaign=campaign, reason=f"failed {failed} challenge(s) in HIT {hit.pk}"
         )
-    assignment.submitted_at = now
+    # An assignment confirmed after its submit keeps the time of its submit.
+    assignment.submitted_at = assignment.submitted_at or now
     assignment.earned_usd = hit.reward_usd if hit.reward_usd is not None else campaign.pay_per_hit_usd
     if campaign.provider == Campaign.Provider.LOCAL:
         assignment.paid_usd, assignment.paid_at = assignment.earned_usd, now

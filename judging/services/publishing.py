@@ -166,6 +166,11 @@ def campaign_publish(
     ).order_by("number")
     candidates = list(unpublished[:max_hits] if max_hits is not None else unpublished)
     reward, fee = campaign.pay_per_hit_usd, hit_fee_usd(campaign=campaign)
+    if not is_dry_run and campaign.provider != Campaign.Provider.LOCAL and candidates:
+        # The provider's own figure where it has one (Prolific's study cost calculator: the account's fee
+        # with VAT); a dry run contacts nobody and uses the configured rate.
+        provider = provider or provider_for(campaign)
+        fee = provider.fee_usd(reward_usd=reward)
     cost = reward + fee
     report = PublishReport(
         campaign=campaign.name,

@@ -8,14 +8,9 @@ import secrets
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from judging.models import Assignment, Campaign, Hit, Judgment, Worker
-from judging.services.errors import (
-    AssignmentClosedError,
-    AssignmentSubmittedError,
-    HitTakenError,
-    PairAlreadyJudgedError,
-)
-from judging.services.judgments import assignment_start, hit_assign_next
+from judging.models import Assignment, Campaign, Hit, Worker
+from judging.services.errors import AssignmentClosedError, AssignmentSubmittedError
+from judging.services.judgments import assignment_claim_external, confirmation_sync_soon, hit_assign_next
 
 LOCAL_PROVIDER = "local"
 
@@ -29,33 +24,21 @@ def worker_for_user(*, user: User) -> Worker:
     return worker
 
 
-@transaction.atomic
 def assignment_start_external(*, hit: Hit, worker: Worker, external_id: str) -> Assignment:
-    """Give ``hit`` to ``worker`` under the provider's assignment id (MTurk's ``assignmentId``). The same
-    worker coming back gets the same assignment; an assignment id already bound to another worker, or a
-    worker arriving with a second assignment id for a HIT they hold, is refused with ``HitTakenError``; a
-    worker who already judged one of its pairs with ``PairAlreadyJudgedError``."""
-    bound = Assignment.objects.filter(hit=hit, external_id=external_id).exclude(worker=worker).exists()
-    if bound:
-        raise HitTakenError(hit_id=hit.pk)
-    holds = Assignment.objects.filter(hit=hit, worker=worker).exists()
-    # A worker never gets a pair they already judged (MTurk picks the HIT, so we can only refuse it).
-    if not holds and Judgment.objects.filter(assignment__worker=worker, slot__pair__slots__hit=hit).exists():
-        raise PairAlreadyJudgedError(hit_id=hit.pk, worker_id=worker.pk)
-    assignment = assignment_start(hit=hit, worker=worker)
-    if not assignment.external_id:
-        Assignment.objects.filter(pk=assignment.pk).update(external_id=external_id)
-        assignment.external_id = external_id
-    elif assignment.external_id != external_id:
-        raise HitTakenError(hit_id=hit.pk)
-    return assignment
+    """Give ``hit`` to ``worker`` under the provider's assignment id (MTurk's ``assignmentId``): a claim that
+    counts once MTurk confirms it (``assignment_claim_external``). The same worker coming back with the same
+    id gets the same assignment; an id already claimed by another worker is refused with ``HitTakenError``;
+    a worker who already gave confirmed answers to one of its pairs with ``PairAlreadyJudgedError``."""
+    return assignment_claim_external(hit=hit, worker=worker, external_id=external_id)
 
 
 @transaction.atomic
 def hit_assign_next_external(*, campaign: Campaign, worker: Worker, session_id: str) -> Assignment | None:
     """The participant's HIT of this campaign (the same one again on a reload, even once submitted: one
     Prolific session is one HIT), else the next open one, recorded under the provider's session id (Prolific's
-    ``SESSION_ID``); None when none is left."""
+    ``SESSION_ID``); None when none is left. A new session supersedes the participant's claims in progress
+    that Prolific has not confirmed (a forger may have used their id first): those expire, their answers kept
+    as unconfirmed, so the real participant is never turned away."""
     session = (
         Assignment.objects.filter(campaign=campaign, worker=worker, external_id=session_id)
         .exclude(status=Assignment.Status.EXPIRED)
@@ -65,10 +48,17 @@ def hit_assign_next_external(*, campaign: Campaign, worker: Worker, session_id: 
     )
     if session is not None and (session.status == Assignment.Status.IN_PROGRESS or session.submitted_at):
         return session
-    assignment = hit_assign_next(campaign=campaign, worker=worker)
-    if assignment is not None and not assignment.external_id:
-        Assignment.objects.filter(pk=assignment.pk).update(external_id=session_id)
-        assignment.external_id = session_id
+    # The worker's lock first, as every writer of their assignments takes it (judging.services.judgments).
+    Worker.objects.select_for_update().get(pk=worker.pk)
+    superseded = Assignment.objects.filter(
+        campaign=campaign, worker=worker, status=Assignment.Status.IN_PROGRESS, confirmed_at__isnull=True
+    ).exclude(external_id=session_id)
+    superseded.update(status=Assignment.Status.EXPIRED)
+    assignment = hit_assign_next(campaign=campaign, worker=worker, external_id=session_id)
+    if assignment is not None and assignment.confirmed_at is None:
+        # Prolific lists the participant's submission from the moment they start: confirmed, the claim
+        # holds its HIT (docs/decisions.md, "Provisional until the provider confirms").
+        confirmation_sync_soon(campaign_id=campaign.pk)
     return assignment
 
 

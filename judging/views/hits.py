@@ -121,8 +121,11 @@ def prolific_entry(request: HttpRequest, public_id) -> HttpResponse:
         participant = _single(request.GET, "PROLIFIC_PID", PROLIFIC_ID)
         study = _single(request.GET, "STUDY_ID", PROLIFIC_OTHER_ID)
         session = _single(request.GET, "SESSION_ID", PROLIFIC_OTHER_ID)
-        expected_study = campaign.provider_state.get("study_id")
-        if expected_study and study != expected_study:
+        # The campaign's studies (one per stage); an id of none of them is not a link Prolific made for it.
+        studies = set(campaign.provider_state.get("studies", {}).values())
+        if campaign.provider_state.get("study_id"):
+            studies.add(campaign.provider_state["study_id"])
+        if studies and study not in studies:
             raise Refusal("This link belongs to another study.", "Open the study again from Prolific.", 400)
         if campaign.status != Campaign.Status.RUNNING:
             raise Refusal("This study is not running.", "Please return it on Prolific.", 410)

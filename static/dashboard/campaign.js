@@ -18,7 +18,8 @@
       .then(function (response) { return response.ok ? response.json() : null; })
       .then(function (data) {
         if (!data) { return; }
-        ["status", "topics_finished", "topics_total", "percent", "pairs_judged", "pairs_queued", "pairs_in_hits", "spent_usd"]
+        ["status", "topics_finished", "topics_total", "percent", "pairs_judged", "pairs_queued", "pairs_in_hits", "spent_usd",
+         "hits_awaiting_confirmation", "judgments_unconfirmed"]
           .forEach(function (field) { setText(root, field, data[field]); });
         var bar = root.querySelector('[data-field="percent-bar"]');
         if (bar) { bar.value = data.percent; }

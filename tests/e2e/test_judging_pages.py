@@ -20,6 +20,7 @@ from judging.models import (
     TournamentJudgment,
     Worker,
 )
+from judging.services import assignment_confirm
 from pools.models import Collection, Item
 from tests.e2e.conftest import screenshot
 from tests.judging.pages_fixtures import PASSWORD, crowd_campaign, tournament_campaign, user_with_role
@@ -196,6 +197,9 @@ def test_worker_failing_a_challenge_is_excluded_and_the_pairs_go_to_someone_else
         wrong = slot.is_challenge and slot.expected_winner_id == slot.left_id
         answer_with_key(page, "2" if wrong else "1")
     assert "All your answers are saved" in page.inner_text("#judge")  # paid: it still submits
+    # Nothing is judged until MTurk lists the assignment (a forged worker id must not exclude anyone).
+    assert not Worker.objects.get(external_id="AFAILER").is_excluded
+    assignment_confirm(assignment=Assignment.objects.get(external_id="ASSIGNX1"))  # what crowd_sync does
 
     assert Worker.objects.get(external_id="AFAILER").is_excluded
     again = Hit.objects.filter(campaign=campaign, status=Hit.Status.OPEN, slots__pair_id__in=pairs).distinct()

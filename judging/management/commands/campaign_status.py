@@ -36,6 +36,8 @@ class Command(BaseCommand):
             f"workers: {progress.workers_active} active, {progress.workers_excluded} excluded; "
             f"assessors: {progress.assessors_active} active",
             f"spend: {progress.spend_usd} USD ({budget})",
+            f"awaiting confirmation: {progress.hits_awaiting_confirmation} HIT(s) submitted, "
+            f"{progress.judgments_unconfirmed} unconfirmed answer(s) (stored, not counted)",
         ]
         if progress.publish_note:
             lines.append(f"publishing stopped: {progress.publish_note}")

@@ -1,7 +1,11 @@
-"""A real HTTP server on 127.0.0.1 standing in for Prolific's researcher API v1: studies (draft, publish,
-places only growing once published), submissions paginated with ``_links.next`` (a page past the end is a
-404), submission transitions, participant groups, a workspace and its balance. Faults to inject by path
-prefix: "429" and "5xx". Requests without the right token get 401."""
+"""A real HTTP server on 127.0.0.1 standing in for Prolific's researcher API v1, as Prolific's own API
+description documents it (../shared/notes/prolific.md, section 0): studies (draft, publish, places only
+growing once published and reactivating a completed or awaiting-review study by themselves, ``START`` only
+from ``PAUSED``), submissions paginated with ``page``/``page_size``, ``_links.next`` and ``meta.count`` (a
+page past the end is a 404, which a client never needs to reach), submission transitions, participant
+groups, workspaces (listed in no documented order) and their projects, a balance that may be null, and the
+study cost calculator (reward plus fee plus VAT). Faults to inject by path prefix: "429" and "5xx".
+Requests without the right token get 401."""
 
 from __future__ import annotations
 
@@ -22,7 +26,13 @@ class FakeProlific:
         self.calls: list[tuple[str, str, dict]] = []
         self.faults: list[tuple[str, str, str]] = []  # (method, path prefix, "429" | "5xx")
         self.page_size = page_size
-        self.balance_cents = 1_000_000
+        # Live responses carry ``_links`` and ``meta``; the spec documents only ``results``.
+        self.links = True
+        self.balance_cents: int | None = 1_000_000
+        self.workspaces = [{"id": "workspace-1", "title": "lab"}]
+        self.projects = {"workspace-1": [{"id": "project-1", "title": "toppref"}]}
+        # The account's fee and VAT on it, as the study cost calculator applies them (UK: 20% VAT on fees).
+        self.fee_rate, self.vat_rate = 0.3333, 0.20
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -59,9 +69,20 @@ class FakeProlific:
         parts = [part for part in path.removeprefix("/api/v1/").split("/") if part]
         with self._lock:
             if parts == ["workspaces"] and method == "GET":
-                return 200, {"results": [{"id": "workspace-1", "title": "lab"}]}
+                return 200, {"results": list(self.workspaces)}
+            if parts[:1] == ["workspaces"] and parts[2:] == ["projects"] and method == "GET":
+                return 200, {"results": list(self.projects.get(parts[1], []))}
             if parts[:1] == ["workspaces"] and parts[2:] == ["balance"]:
-                return 200, {"currency_code": "USD", "available_balance": self.balance_cents}
+                balance = self.balance_cents
+                return 200, {
+                    "currency_code": "USD",
+                    "total_balance": balance,
+                    "available_balance": balance,
+                }
+            if parts == ["study-cost-calculator"] and method == "POST":
+                rewards = int(body["reward"]) * int(body["total_available_places"])
+                fee = round(rewards * self.fee_rate)
+                return 200, {"total_cost": rewards + fee + round(fee * self.vat_rate)}
             if parts == ["participant-groups"] and method == "POST":
                 group_id = f"group{next(self._ids)}"
                 self.groups[group_id] = {"id": group_id, **body, "participants": []}
@@ -84,12 +105,24 @@ class FakeProlific:
                         and body.get("total_available_places", 0) < study["total_available_places"]
                     ):
                         return 400, {"error": {"title": "places can only increase"}}
+                    grew = body.get("total_available_places", 0) > study.get("total_available_places", 0)
                     study.update(body)
-                    if study["status"] == "COMPLETED":
+                    if grew and study["status"] in ("COMPLETED", "AWAITING REVIEW"):
+                        # More places reactivate a completed or awaiting-review study by themselves.
                         study["status"] = "ACTIVE"
                 return 200, study
             if parts[:1] == ["studies"] and parts[2:] == ["transition"]:
                 study = self.studies[parts[1]]
+                allowed = {
+                    "PUBLISH": ("UNPUBLISHED",),
+                    "START": ("PAUSED",),
+                    "PAUSE": ("ACTIVE",),
+                    "STOP": ("ACTIVE", "PAUSED"),
+                }[body["action"]]
+                if study["status"] not in allowed:
+                    return 400, {
+                        "error": {"title": f"{body['action']} is not allowed from {study['status']}"}
+                    }
                 study["status"] = {
                     "PUBLISH": "ACTIVE",
                     "STOP": "COMPLETED",
@@ -102,13 +135,21 @@ class FakeProlific:
                     return 400, {"error": {"title": "study is required"}}
                 rows = [s for s in self.submissions.values() if s["study_id"] == query["study"]]
                 page = int(query.get("page", "1"))
-                start = (page - 1) * self.page_size
+                size = int(query.get("page_size", self.page_size))
+                start = (page - 1) * size
                 if page > 1 and start >= len(rows):
                     return 404, {"error": {"title": "Invalid page."}}
-                more = start + self.page_size < len(rows)
-                next_href = f"{self.url}submissions/?study={query['study']}&page={page + 1}" if more else None
+                more = start + size < len(rows)
+                next_href = (
+                    f"{self.url}submissions/?study={query['study']}&page={page + 1}&page_size={size}"
+                    if more and self.links
+                    else None
+                )
+                if not self.links:
+                    # The list as the spec documents it: ``results`` only.
+                    return 200, {"results": rows[start : start + size]}
                 return 200, {
-                    "results": rows[start : start + self.page_size],
+                    "results": rows[start : start + size],
                     "_links": {"next": {"href": next_href}},
                     "meta": {"count": len(rows)},
                 }

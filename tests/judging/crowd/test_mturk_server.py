@@ -93,6 +93,7 @@ def test_a_paused_campaign_expires_its_open_hits_at_mturk_once(fake_mturk):
     campaign = running_campaign(hits=3)
     campaign_publish_task.apply(args=[campaign.pk]).get()
     complete_hit(Hit.objects.get(campaign=campaign, number=1), "A1WORKER")
+    fake_mturk.submit(Hit.objects.get(campaign=campaign, number=1).external_id, "A1WORKER")
     Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.PAUSED)
 
     crowd_sync_task.apply(args=[campaign.pk]).get()

@@ -11,7 +11,8 @@ from botocore.stub import ANY, Stubber
 
 from judging.crowd import CampaignInfo, Work, WorkStatus
 from judging.crowd.mturk import MTurkProvider
-from judging.models import Assignment, Hit, Worker
+from judging.models import Assignment, Hit, HitSlot, Worker
+from judging.services import assignment_start_external, assignment_submit, worker_get_or_create
 from judging.services.crowd_sync import campaign_sync
 from judging.services.publishing import campaign_publish
 from tests.judging.crowd.conftest import PUBLIC_URL, complete_hit, running_campaign
@@ -327,3 +328,67 @@ def test_a_bonus_carries_its_token_and_an_approved_assignment_is_not_approved_ag
     )
 
     assert provider.approve(campaign=info, work=work) is True
+
+
+@pytest.mark.django_db
+def test_only_the_assignment_mturk_lists_for_that_hit_and_worker_is_confirmed(stubbed):
+    provider, stubber = stubbed
+    campaign = running_campaign(hits=3)
+    campaign.provider_state = {
+        "environment": "sandbox",
+        "hit_type_id": HIT_TYPE_ID,
+        "qualification_type_id": QUALIFICATION_ID,
+    }
+    campaign.save(update_fields=["provider_state"])
+    hits = list(Hit.objects.filter(campaign=campaign).order_by("number"))
+    for number, hit in enumerate(hits, start=1):
+        Hit.objects.filter(pk=hit.pk).update(
+            external_id=mturk_id("HIT", number), published_at=datetime.now(UTC), reward_usd=Decimal("2.00")
+        )
+
+    def claim_and_answer(hit, worker_id, assignment_id):
+        worker = worker_get_or_create(provider="mturk", external_id=worker_id)
+        assignment = assignment_start_external(hit=hit, worker=worker, external_id=assignment_id)
+        slots = HitSlot.objects.filter(hit=hit)
+        return assignment_submit(
+            assignment=assignment,
+            winners={slot.position: slot.expected_winner_id or slot.left_id for slot in slots},
+        )
+
+    forged = claim_and_answer(hits[0], "AFORGED1", "FORGEDASSIGN1")  # an id MTurk never issued
+    real = claim_and_answer(hits[0], "A1WORKER", mturk_id("ASG", 1))
+    # MTurk's assignment 2 on HIT 2 belongs to A2WORKER: a claim of that id by another worker is not it.
+    impostor = claim_and_answer(hits[1], "AIMPOSTOR1", mturk_id("ASG", 2))
+    statuses = ["Submitted", "Approved", "Rejected"]
+    for number, worker in ((1, "A1WORKER"), (2, "A2WORKER")):
+        stubber.add_response(
+            "list_assignments_for_hit",
+            {
+                "Assignments": [
+                    {
+                        "AssignmentId": mturk_id("ASG", number),
+                        "WorkerId": worker,
+                        "HITId": mturk_id("HIT", number),
+                        "AssignmentStatus": "Submitted",
+                    }
+                ],
+                "NumResults": 1,
+            },
+            {"HITId": mturk_id("HIT", number), "AssignmentStatuses": statuses, "MaxResults": 100},
+        )
+    stubber.add_response("approve_assignment", {}, {"AssignmentId": mturk_id("ASG", 1)})
+
+    report = campaign_sync(campaign=campaign, provider=provider)
+
+    states = {
+        a.pk: (a.status, a.confirmed_at is not None, a.paid_usd)
+        for a in Assignment.objects.filter(pk__in=[forged.pk, real.pk, impostor.pk])
+    }
+    assert states == {
+        forged.pk: ("submitted", False, None),
+        real.pk: ("accepted", True, Decimal("2.00")),
+        impostor.pk: ("submitted", False, None),
+    }
+    assert (report.confirmed, report.approved, report.unmatched) == (1, 1, 1)
+    assert Hit.objects.get(pk=hits[0].pk).status == Hit.Status.ACCEPTED
+    assert Hit.objects.get(pk=hits[1].pk).status == Hit.Status.OPEN

@@ -61,11 +61,19 @@ def test_publish_creates_a_study_with_the_entry_url_and_one_place_per_hit(fake_p
     assert study["filters"] == [{"filter_id": "participant_group_blocklist", "selected_values": [group_id]}]
     assert fake_prolific.groups[group_id]["workspace_id"] == "workspace-1"
     assert campaign.provider_state["studies"] == {"stage-2": study["id"]}
-    # 42.8% of $2.00 is $0.856: the fee is rounded to the cent, half up.
-    assert report.fee_usd == Decimal("0.86") and report.total_usd == Decimal("8.58")
+    # The fee is the study cost calculator's, not a constant rate: the fake account pays 33.33% ($0.67)
+    # plus 20% VAT on it ($0.13) on a $2.00 reward.
+    assert report.fee_usd == Decimal("0.80") and report.total_usd == Decimal("8.40")
     assert set(Hit.objects.filter(campaign=campaign).values_list("external_id", "fee_usd")) == {
-        (study["id"], Decimal("0.86"))
+        (study["id"], Decimal("0.80"))
     }
+    assert fake_prolific.calls_of("POST", "/api/v1/study-cost-calculator/") == [
+        {"reward": 200, "total_available_places": 1}
+    ]
+    # Created in the configured (here: the workspace's only) project, given at least Prolific's minimum
+    # time: 2 + 2*10 + 2*sqrt(10) = 28.3 minutes for a 10-minute estimate, over the 1-hour assignment.
+    assert study["project"] == "project-1"
+    assert study["maximum_allowed_time"] >= 29
 
 
 @pytest.mark.django_db
@@ -141,13 +149,13 @@ def test_sync_approves_stored_work_requeues_returned_and_timed_out_and_excludes_
 @pytest.mark.django_db
 def test_publishing_stops_at_the_balance(fake_prolific):
     campaign = running_campaign(provider="prolific", hits=3)
-    fake_prolific.balance_cents = 600  # $6.00 pays for two HITs at $2.86
+    fake_prolific.balance_cents = 600  # $6.00 pays for two HITs at $2.80
 
     report = campaign_publish(campaign=campaign)
 
     campaign.refresh_from_db()
     assert report.hit_numbers == [1, 2] and report.waiting == 1
-    assert campaign.publish_note == "balance: $6.00 at prolific pays for 2 HIT(s) at $2.86"
+    assert campaign.publish_note == "balance: $6.00 at prolific pays for 2 HIT(s) at $2.80"
     (study,) = fake_prolific.studies.values()
     assert study["total_available_places"] == 2
 
@@ -215,8 +223,9 @@ def test_work_returned_after_its_answers_were_stored_is_not_paid_nor_waited_for(
 
     assignment = Assignment.objects.get(campaign=campaign)
     assert (first.collected, first.approved, second.collected) == (1, 0, 0)
+    # Returned: Prolific never confirms it, so its stored answers stay unconfirmed and do not count.
     assert (assignment.status, assignment.provider_status, assignment.paid_at) == (
-        "accepted",
+        "expired",
         "RETURNED",
         None,
     )
