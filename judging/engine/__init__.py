@@ -33,7 +33,9 @@ from judging.engine.adaptive import (
     adaptive_round_close,
     adaptive_round_open,
     error_estimate,
+    error_estimate_from_votes,
     open_candidates,
+    vote_evidence,
 )
 from judging.engine.agreement import OracleAgreement, top_k_agreement
 from judging.engine.challenges import challenge_nonrelevant, challenge_pick, conversation_of
@@ -107,6 +109,8 @@ __all__ = [
     "adaptive_round_close",
     "adaptive_round_open",
     "error_estimate",
+    "error_estimate_from_votes",
+    "vote_evidence",
     "fit_reversal_by_gap",
     "open_candidates",
     "simulate_adaptive",

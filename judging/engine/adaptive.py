@@ -159,6 +159,9 @@ class AdaptiveState:
             "final_stage": self.final_stage,
             "votes": [[a, b, [list(v) for v in votes]] for (a, b), votes in sorted(self.votes.items())],
             "decided": [[a, b, w] for (a, b), w in sorted(self.decided.items())],
+            # Kept beside the votes so a campaign's error estimate reads one small summary per topic
+            # instead of every topic's votes (``error_estimate_from_votes``).
+            "evidence": vote_evidence(self),
         }
 
     @classmethod
@@ -542,6 +545,26 @@ class ErrorEvidence:
         counts[1] += int(failed)
 
 
+def vote_evidence(state: AdaptiveState) -> dict[str, Any]:
+    """What one topic's votes tell ``error_estimate``, as plain JSON values: ``pair_errors`` (minority votes of
+    pairs voted more than once), ``pair_answers`` (the votes of those pairs) and ``workers`` (worker ->
+    [votes on decided pairs, votes against their winners])."""
+    pair_errors = pair_answers = 0
+    workers: dict[str, list[int]] = {}
+    for key, votes in state.votes.items():
+        if len(votes) >= 2:
+            first = sum(1 for winner, _ in votes if winner == key[0])
+            pair_errors += min(first, len(votes) - first)
+            pair_answers += len(votes)
+        winner = state.decided.get(key)
+        if winner:
+            for vote_winner, worker in votes:
+                counts = workers.setdefault(worker, [0, 0])
+                counts[0] += 1
+                counts[1] += vote_winner != winner
+    return {"pair_errors": pair_errors, "pair_answers": pair_answers, "workers": workers}
+
+
 def error_estimate(evidence: ErrorEvidence, states: Iterable[AdaptiveState]) -> ErrorModel:
     """The crowd's error rate and each worker's, from challenge failures and disagreement on repeated pairs.
 
@@ -551,6 +574,12 @@ def error_estimate(evidence: ErrorEvidence, states: Iterable[AdaptiveState]) -> 
     counts its own challenge failures and its votes against decided pairs' winners, shrunk toward the crowd's
     rate with the weight of WORKER_SHRINKAGE answers (Chen et al., "Pairwise ranking aggregation in a
     crowdsourced setting", WSDM 2013, model each worker's reliability)."""
+    return error_estimate_from_votes(evidence, (vote_evidence(state) for state in states))
+
+
+def error_estimate_from_votes(evidence: ErrorEvidence, topics: Iterable[Mapping[str, Any]]) -> ErrorModel:
+    """``error_estimate`` from each topic's ``vote_evidence`` (as stored in its ``to_json``): the same numbers,
+    every count being a whole number."""
     errors = pair_errors = PRIOR_ERRORS
     answers = pair_answers = PRIOR_ANSWERS
     per_worker: dict[str, list[float]] = {}
@@ -560,18 +589,13 @@ def error_estimate(evidence: ErrorEvidence, states: Iterable[AdaptiveState]) -> 
         per_worker.setdefault(worker, [0.0, 0.0])
         per_worker[worker][0] += n
         per_worker[worker][1] += failed
-    for state in states:
-        for key, votes in state.votes.items():
-            if len(votes) >= 2:
-                first = sum(1 for winner, _ in votes if winner == key[0])
-                pair_errors += min(first, len(votes) - first)
-                pair_answers += len(votes)
-            winner = state.decided.get(key)
-            if winner:
-                for vote_winner, worker in votes:
-                    counts = per_worker.setdefault(worker, [0.0, 0.0])
-                    counts[0] += 1
-                    counts[1] += vote_winner != winner
+    for topic in topics:
+        pair_errors += topic["pair_errors"]
+        pair_answers += topic["pair_answers"]
+        for worker, (n, failed) in topic["workers"].items():
+            counts = per_worker.setdefault(worker, [0.0, 0.0])
+            counts[0] += n
+            counts[1] += failed
     # Challenges pit a candidate against a non-relevant item, easier than most pairs: the larger of the two
     # estimates is the one pairs are judged with.
     rate = max(errors / answers, pair_errors / pair_answers)

@@ -21,7 +21,7 @@ from judging.engine import (
     TopicState,
     Tournament,
     adaptive_round_open,
-    error_estimate,
+    error_estimate_from_votes,
     open_candidates,
     topic_round_open,
     tournament_rng,
@@ -76,13 +76,12 @@ def campaign_error_model(*, campaign: Campaign) -> ErrorModel:
     ).values_list("assignment__worker_id", "slot__expected_winner_id", "winner_id")
     for worker_id, expected, winner in answers.order_by("pk"):
         evidence.challenge(worker_key(worker_id), failed=winner != expected)
-    states = [
-        AdaptiveState.from_json(topic, (), data)
-        for topic, data in CampaignTopic.objects.filter(campaign=campaign, adaptive_state__isnull=False)
-        .order_by("pk")
-        .values_list("topic__topic_id", "adaptive_state")
-    ]
-    return error_estimate(evidence, states)
+    # Each topic's stored summary of its votes (the database extracts the one key), not every vote.
+    topics = CampaignTopic.objects.filter(campaign=campaign, adaptive_state__isnull=False).order_by("pk")
+    return error_estimate_from_votes(
+        evidence,
+        (data for data in topics.values_list("adaptive_state__evidence", flat=True) if data is not None),
+    )
 
 
 def adaptive_round_store(*, campaign_topic: CampaignTopic) -> Round | None:

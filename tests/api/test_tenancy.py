@@ -207,11 +207,11 @@ def test_runs_uploaded_to_a_campaign_are_that_campaigns_only(
     )
     content = _run_bytes(finished_campaign.collection)
     with django_capture_on_commit_callbacks(execute=True):
-        assert _upload(api, "demo-done", "alice-secret", content).status_code == 201
-        assert _upload(bob, "bobs", "bob-run", content).status_code == 201
+        assert _upload(api, "demo-done", "alice-secret", content).status_code == 202
+        assert _upload(bob, "bobs", "bob-run", content).status_code == 202
     # bob may even reuse alice's run name in his own campaign
     with django_capture_on_commit_callbacks(execute=True):
-        assert _upload(bob, "bobs", "alice-secret", content).status_code == 201
+        assert _upload(bob, "bobs", "alice-secret", content).status_code == 202
     # scoring bob's campaign stores graded scores of bob's runs (rows without a campaign)
     campaign_runs_score(campaign=bobs)
 
@@ -235,7 +235,7 @@ def test_run_import_refuses_a_name_a_campaign_uses(
 ):
     content = _run_bytes(finished_campaign.collection)
     with django_capture_on_commit_callbacks(execute=True):
-        assert _upload(api, "demo-done", "mine", content).status_code == 201
+        assert _upload(api, "demo-done", "mine", content).status_code == 202
     path = tmp_path / "mine.run"
     path.write_bytes(content)
 
