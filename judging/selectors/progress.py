@@ -204,7 +204,11 @@ def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
         challenges=Count("pk", filter=Q(slot__is_challenge=True)),
     )
     tournament_judgments = TournamentJudgment.objects.filter(campaign_topic__campaign=campaign).count()
-    workers = Worker.objects.filter(assignments__campaign=campaign).distinct()
+    # Who took an assignment here, excluded for this campaign or not, in one statement.
+    excluded_here = worker_excluded_here(campaign=campaign)
+    workers = Worker.objects.filter(
+        pk__in=Assignment.objects.filter(campaign=campaign).values("worker_id")
+    ).aggregate(active=Count("pk", filter=~excluded_here), excluded=Count("pk", filter=excluded_here))
     spend = campaign_spend(campaign=campaign)
     assessors = set(
         TournamentJudgment.objects.filter(campaign_topic__campaign=campaign)
@@ -233,8 +237,8 @@ def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
         },
         hits=hits,
         hits_submitted=spend.submitted,
-        workers_active=workers.exclude(worker_excluded_here(campaign=campaign)).count(),
-        workers_excluded=workers.filter(worker_excluded_here(campaign=campaign)).count(),
+        workers_active=workers["active"],
+        workers_excluded=workers["excluded"],
         assessors_active=len(assessors),
         hits_awaiting_confirmation=Hit.objects.filter(
             campaign=campaign, assignments__status=Assignment.Status.SUBMITTED
