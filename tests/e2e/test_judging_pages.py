@@ -58,7 +58,9 @@ def answer_with_key(page, key: str) -> None:
     """Press a key on the pair page and wait until the next pair (or the end) replaced it. The key is pressed
     once the pair page has loaded with its (deferred) script: a key pressed while a click's navigation is still
     on its way reaches the page before, or a page whose script has not run yet, and is lost."""
-    page.wait_for_function("() => document.readyState === 'complete' && !!document.querySelector('#pair-form')")
+    page.wait_for_function(
+        "() => document.readyState === 'complete' && !!document.querySelector('#pair-form')"
+    )
     before = progress_label(page)
     page.keyboard.press(key)
     page.wait_for_function(
