@@ -113,12 +113,7 @@ def plan_campaign(
         "topics": len(topics),
         "candidates": sum(pool_sizes.values()),
     }
-    for name, values_ in totals.items():
-        plan[name] = statistics.fmean(values_)
-        plan[f"{name}_sd"] = statistics.stdev(values_) if len(values_) > 1 else 0.0
-    plan["judgments_min"] = int(min(totals["judgments"]))
-    plan["judgments_max"] = int(max(totals["judgments"]))
-    plan["cost_usd"] = round(plan["cost_usd"], 2)
+    plan.update(_totals_summary(totals))
     plan.update(culled.report("p_miss", judged_topics, trials))
     plan.update(lost.report("p_lost", judged_topics, trials))
     plan["kth_culled_in_round1_by_opponents"] = {
@@ -258,12 +253,7 @@ def plan_adaptive(
         "topics": len(topics),
         "candidates": sum(pool_sizes.values()),
     }
-    for name, values_ in totals.items():
-        plan[name] = statistics.fmean(values_)
-        plan[f"{name}_sd"] = statistics.stdev(values_) if len(values_) > 1 else 0.0
-    plan["judgments_min"] = int(min(totals["judgments"]))
-    plan["judgments_max"] = int(max(totals["judgments"]))
-    plan["cost_usd"] = round(plan["cost_usd"], 2)
+    plan.update(_totals_summary(totals))
     report = lost.report("p_lost", judged_topics, trials)
     plan.update(report)
     plan["p_miss"] = report["p_lost"]
@@ -271,3 +261,16 @@ def plan_adaptive(
         tournament_judgment_bound(pool_sizes[t], params.k) for t in topics
     )
     return plan
+
+
+def _totals_summary(totals: dict[str, list[float]]) -> dict[str, Any]:
+    """Mean and standard deviation over the trials of each total (``judgments``, ``hits``, ``cost_usd``...),
+    with the judgments' range and the cost rounded to cents: the figures both planners report alike."""
+    summary: dict[str, Any] = {}
+    for name, values in totals.items():
+        summary[name] = statistics.fmean(values)
+        summary[f"{name}_sd"] = statistics.stdev(values) if len(values) > 1 else 0.0
+    summary["judgments_min"] = int(min(totals["judgments"]))
+    summary["judgments_max"] = int(max(totals["judgments"]))
+    summary["cost_usd"] = round(summary["cost_usd"], 2)
+    return summary
