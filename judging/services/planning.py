@@ -17,12 +17,19 @@ from django.db import transaction
 from django.utils import timezone
 
 from judging.engine import CrowdParams, HitShape, Pricing
-from judging.engine.planning import plan_campaign
+from judging.engine.planning import plan_adaptive, plan_campaign
 from judging.models import Campaign, CampaignForecast
 from judging.selectors.progress import campaign_progress_table
+from judging.services.topic_state import adaptive_params, campaign_error_model
 
 # Trials of the dashboard's forecast: a few seeded ones; the page shows a rough remaining cost, not a risk.
 FORECAST_TRIALS = 5
+# The adaptive planner's crowd reverses judgments at the campaign's estimated rate, rounded to this many
+# decimals (so the stored forecast is not replanned for every new vote) and kept below a coin flip.
+FORECAST_ERROR_DECIMALS = 2
+FORECAST_MAX_ERROR = 0.45
+# The modes the background forecasts (a dedicated campaign's cost is its assessors' time, not HITs).
+FORECAST_MODES = (Campaign.Mode.CROWD, Campaign.Mode.ADAPTIVE)
 
 
 def campaign_settings(*, campaign: Campaign) -> tuple[CrowdParams, HitShape, Pricing]:
@@ -74,37 +81,68 @@ def campaign_open_pools(*, campaign: Campaign) -> dict[str, int]:
     }
 
 
-def forecast_signature(*, campaign: Campaign, pools: Mapping[str, int]) -> str:
+def forecast_error_rate(*, campaign: Campaign) -> float:
+    """The error rate an adaptive campaign's forecast plans with: the campaign's estimate now (challenge
+    failures and disagreement on repeated pairs, ``campaign_error_model``), rounded; 0 for other modes."""
+    if campaign.mode != Campaign.Mode.ADAPTIVE:
+        return 0.0
+    rate = round(campaign_error_model(campaign=campaign).rate, FORECAST_ERROR_DECIMALS)
+    return min(FORECAST_MAX_ERROR, rate)
+
+
+def forecast_signature(*, campaign: Campaign, pools: Mapping[str, int], error_rate: float = 0.0) -> str:
     """What a forecast depends on; sha256, not hash(): the same in every process."""
-    settings = campaign_settings(campaign=campaign)
+    settings: object = campaign_settings(campaign=campaign)
+    if campaign.mode == Campaign.Mode.ADAPTIVE:
+        settings = (settings, adaptive_params(campaign), error_rate)
     return hashlib.sha256(
         repr((sorted(pools.items()), settings, FORECAST_TRIALS, campaign.seed)).encode()
     ).hexdigest()
 
 
+def _forecast_plan(*, campaign: Campaign, pools: Mapping[str, int], error_rate: float) -> dict[str, Any]:
+    """The plan of the rest of ``campaign``: the adaptive planner for an adaptive campaign (with the crowd's
+    estimated error rate), the crowd planner otherwise."""
+    params, hit_shape, pricing = campaign_settings(campaign=campaign)
+    if campaign.mode != Campaign.Mode.ADAPTIVE:
+        return campaign_plan(
+            pool_sizes=pools,
+            params=params,
+            hit_shape=hit_shape,
+            pricing=pricing,
+            trials=FORECAST_TRIALS,
+            seed=campaign.seed,
+        )
+    hit_shape.validate()
+    pricing.validate()
+    return plan_adaptive(
+        pools,
+        params=adaptive_params(campaign),
+        trials=FORECAST_TRIALS,
+        rng=random.Random(campaign.seed),
+        hit_shape=hit_shape,
+        pricing=pricing,
+        error_rate=error_rate,
+    )
+
+
 def campaign_forecast_refresh(*, campaign: Campaign) -> CampaignForecast | None:
-    """Plan the rest of a crowd campaign (its open pools, ``FORECAST_TRIALS`` seeded trials) and store it with
-    the time, unless the stored forecast is for the same pools already. None for a dedicated campaign. Run by
-    the sweep (``campaign_forecast_running``), never by a page."""
-    if campaign.mode != Campaign.Mode.CROWD:
+    """Plan the rest of a crowd or adaptive campaign (its open pools, ``FORECAST_TRIALS`` seeded trials; an
+    adaptive campaign with the adaptive planner and its crowd's estimated error rate) and store it with the
+    time, unless the stored forecast is for the same pools (and rate) already. None for a dedicated campaign.
+    Run by the sweep (``campaign_forecast_running``), never by a page."""
+    if campaign.mode not in FORECAST_MODES:
         return None
     pools = campaign_open_pools(campaign=campaign)
-    signature = forecast_signature(campaign=campaign, pools=pools)
+    error_rate = forecast_error_rate(campaign=campaign)
+    signature = forecast_signature(campaign=campaign, pools=pools, error_rate=error_rate)
     stored = CampaignForecast.objects.filter(campaign=campaign).first()
     if stored is not None and stored.signature == signature:
         return stored
     hits, cost = 0.0, Decimal("0.00")
     if pools:
-        params, hit_shape, pricing = campaign_settings(campaign=campaign)
         try:
-            plan = campaign_plan(
-                pool_sizes=pools,
-                params=params,
-                hit_shape=hit_shape,
-                pricing=pricing,
-                trials=FORECAST_TRIALS,
-                seed=campaign.seed,
-            )
+            plan = _forecast_plan(campaign=campaign, pools=pools, error_rate=error_rate)
         except ValueError:
             plan = {"hits": 0.0, "cost_usd": 0.0}
         hits = float(plan["hits"])
@@ -118,8 +156,11 @@ def campaign_forecast_refresh(*, campaign: Campaign) -> CampaignForecast | None:
 
 
 def campaign_forecast_running() -> int:
-    """Refresh the forecast of every running crowd campaign whose pools changed; returns how many were seen."""
-    campaigns = list(Campaign.objects.filter(status=Campaign.Status.RUNNING, mode=Campaign.Mode.CROWD))
+    """Refresh the forecast of every running crowd or adaptive campaign whose pools changed; returns how many
+    were seen."""
+    campaigns = list(
+        Campaign.objects.filter(status=Campaign.Status.RUNNING, mode__in=FORECAST_MODES).order_by("pk")
+    )
     for campaign in campaigns:
         campaign_forecast_refresh(campaign=campaign)
     return len(campaigns)

@@ -39,3 +39,36 @@ def test_the_page_never_plans_and_shows_the_stored_forecast_with_its_age(
         campaign_forecast_running()
     page = client.get("/dashboard/campaigns/demo-running/").content.decode()
     assert f"${forecast.cost_usd:.2f}" in page and "ago)" in page
+
+
+def test_an_adaptive_campaign_is_forecast_by_the_adaptive_planner(
+    researcher, demo_collection, django_capture_on_commit_callbacks
+):
+    import random
+
+    from judging.engine.planning import plan_adaptive
+    from judging.services.planning import FORECAST_TRIALS, campaign_settings, forecast_error_rate
+    from judging.services.topic_state import adaptive_params
+
+    with django_capture_on_commit_callbacks(execute=True):
+        campaign = campaign_create(
+            collection=demo_collection, name="demo-adaptive", mode="adaptive", seed=5, owner=researcher
+        )
+        campaign = campaign_start(campaign=campaign, topic_ids=["c1_1", "d11"])
+    pools = campaign_open_pools(campaign=campaign)
+    assert pools
+    with mock.patch("judging.services.planning.plan_campaign", side_effect=AssertionError("crowd planner")):
+        assert campaign_forecast_running() == 1
+    forecast = CampaignForecast.objects.get(campaign=campaign)
+    _, hit_shape, pricing = campaign_settings(campaign=campaign)
+    expected = plan_adaptive(
+        pools,
+        params=adaptive_params(campaign),
+        trials=FORECAST_TRIALS,
+        rng=random.Random(campaign.seed),
+        hit_shape=hit_shape,
+        pricing=pricing,
+        error_rate=forecast_error_rate(campaign=campaign),
+    )
+    assert forecast.hits == pytest.approx(expected["hits"]) and forecast.hits > 0
+    assert float(forecast.cost_usd) == pytest.approx(expected["cost_usd"], abs=0.005)
