@@ -14,6 +14,7 @@ from judging.engine import (
     NoisyOracle,
     PerfectOracle,
     adaptive_round_close,
+    adaptive_round_open,
     simulate_adaptive,
 )
 from judging.engine.adaptive import decide, votes_wanted
@@ -150,3 +151,26 @@ def test_the_state_survives_its_json_form():
         final_stage=True,
     )
     assert AdaptiveState.from_json("t", ("a", "b", "c"), state.to_json()) == state
+
+
+def test_a_noisy_crowd_gets_sparser_selection_rounds_than_a_reliable_one():
+    # Six confirmed stars (each head above three others): many open candidates, pairs of unequal worth.
+    candidates = tuple(f"d{i:02d}" for i in range(24))
+    decided = {
+        (candidates[i], candidates[j]): candidates[i] for i in range(0, 24, 4) for j in range(i + 1, i + 4)
+    }
+    state = AdaptiveState(
+        topic="t",
+        candidates=candidates,
+        rounds=3,
+        votes={pair: ((winner, "w1"),) for pair, winner in decided.items()},
+        decided=decided,
+    )
+    clean = adaptive_round_open(state, params=AdaptiveParams(), seed=1, errors=ErrorModel(rate=0.004))
+    noisy = adaptive_round_open(state, params=AdaptiveParams(), seed=1, errors=ErrorModel(rate=0.1))
+    assert clean.stage == noisy.stage == 1
+    # A reliable crowd pairs every open candidate with one vote each; a noisy one, whose every confirmed edge
+    # costs several votes, asks only the most useful pairs (still keeping an eighth of the candidates busy).
+    assert len(clean.requests) == 12 and all(request.votes == 1 for request in clean.requests)
+    assert len(candidates) // 8 <= len(noisy.requests) < len(clean.requests)
+    assert all(request.votes >= 2 for request in noisy.requests)
