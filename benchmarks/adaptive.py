@@ -40,6 +40,10 @@ JUDGES = {
     "disc-3": ["--discriminability", "3"],
     "crowd-log": ["--noise-from", str(CAST_DIR / "judgments.crowd.txt")],
 }
+FAMILIES = (
+    (("oracle", "error-0.1", "error-0.2", "error-0.3"), "-"),
+    (("oracle", "disc-3", "disc-2", "disc-1"), "--"),
+)
 COLUMNS = (
     "judgments",
     "hits",
@@ -133,7 +137,11 @@ def main() -> int:
     parser.add_argument("--processes", type=int, default=2, help="the machine is shared: keep it modest")
     parser.add_argument("--json", type=Path, help="also write the rows here")
     parser.add_argument("--no-figure", action="store_true")
+    parser.add_argument("--figure-from", type=Path, help="only redraw the figure from rows written by --json")
     args = parser.parse_args()
+    if args.figure_from:
+        plot(json.loads(args.figure_from.read_text()))
+        return 0
     tasks = [(mode, judge, seed) for judge in args.judges for mode in MODES for seed in range(args.seeds)]
     results: dict[tuple[str, str], list[dict]] = {}
     with Pool(args.processes) as pool:
@@ -240,28 +248,92 @@ def print_goals(rows: list[dict]) -> None:
 
 
 def plot(rows: list[dict]) -> None:
+    """Cost against tie-aware recall: per mode, a solid line through the judges that reverse at random (oracle,
+    error 0.1 to 0.3) and a dashed one through the discriminability judges (oracle, 3, 2, 1), the crowd log a
+    point; each point labelled with its judge where the label overlaps no other label or point."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7.5, 5))
-    for mode, marker in (("crowd", "s"), ("adaptive", "o")):
-        points = sorted(
-            (r["cost_usd"], r["oracle_top_k_recall_tie_aware"], r["judge"]) for r in rows if r["mode"] == mode
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    labelled = []
+    for mode, marker, color in (("crowd", "s", "tab:blue"), ("adaptive", "o", "tab:orange")):
+        by_judge = {
+            r["judge"]: (r["cost_usd"], r["oracle_top_k_recall_tie_aware"]) for r in rows if r["mode"] == mode
+        }
+        for family, style in FAMILIES:
+            line = [by_judge[judge] for judge in family if judge in by_judge]
+            ax.plot([p[0] for p in line], [p[1] for p in line], linestyle=style, color=color, alpha=0.8)
+        ax.plot(
+            [p[0] for p in by_judge.values()],
+            [p[1] for p in by_judge.values()],
+            marker=marker,
+            linestyle="",
+            color=color,
+            label=mode,
         )
-        ax.plot([p[0] for p in points], [p[1] for p in points], marker=marker, label=mode, linestyle="-")
-        for cost, recall, judge in points:
-            ax.annotate(judge, (cost, recall), textcoords="offset points", xytext=(4, -10), fontsize=7)
+        labelled += [(cost, recall, judge, color) for judge, (cost, recall) in by_judge.items()]
+    ax.plot([], [], color="grey", linestyle="-", label="reversals (error rate 0 to 0.3)")
+    ax.plot([], [], color="grey", linestyle="--", label="discriminability (oracle, 3, 2, 1)")
+    ax.margins(x=0.1, y=0.06)
     ax.set_xlabel("cost (USD, $2.40 per HIT of 10 preferences + 3 challenges)")
     ax.set_ylabel("top-5 recall, tie-aware (mean over seeds)")
     ax.set_title("TREC CAsT 2019, 173 questions: cost against recall by judge noise")
     ax.grid(True, alpha=0.3)
-    ax.legend()
+    ax.legend(loc="lower left")
     fig.tight_layout()
+    _place_labels(fig, ax, labelled)
     FIGURE.parent.mkdir(exist_ok=True)
     fig.savefig(FIGURE, dpi=120)
     print(f"figure: {FIGURE.relative_to(REPO_DIR)}", file=sys.stderr)
+
+
+def _place_labels(fig, ax, points: list[tuple[float, float, str, str]]) -> None:
+    """Label each point at the first of a few offsets where its text overlaps no label placed before and no
+    point; the most crowded points first."""
+    renderer = fig.canvas.get_renderer()
+    pixels = [ax.transData.transform((x, y)) for x, y, _, _ in points]
+    offsets = [
+        (6, -12, "left"),
+        (6, 4, "left"),
+        (-6, 4, "right"),
+        (-6, -12, "right"),
+        (0, 10, "center"),
+        (0, -18, "center"),
+        (10, -24, "left"),
+        (-10, -24, "right"),
+        (10, 16, "left"),
+        (-10, 16, "right"),
+    ]
+
+    def crowding(i: int) -> float:
+        return -sum(
+            1
+            for j, q in enumerate(pixels)
+            if j != i and abs(q[0] - pixels[i][0]) + abs(q[1] - pixels[i][1]) < 60
+        )
+
+    placed: list = []
+    for i in sorted(range(len(points)), key=crowding):
+        x, y, judge, color = points[i]
+        for dx, dy, ha in offsets:
+            text = ax.annotate(
+                judge, (x, y), textcoords="offset points", xytext=(dx, dy), fontsize=7, ha=ha, color=color
+            )
+            box = text.get_window_extent(renderer).expanded(1.05, 1.1)
+            clashes = any(box.overlaps(other) for other in placed) or any(
+                box.contains(px, py) for px, py in pixels
+            )
+            if not clashes:
+                placed.append(box)
+                break
+            text.remove()
+        else:
+            text = ax.annotate(
+                judge, (x, y), textcoords="offset points", xytext=(6, -12), fontsize=7, color=color
+            )
+            placed.append(text.get_window_extent(renderer))
 
 
 if __name__ == "__main__":
