@@ -153,7 +153,10 @@ def _adaptive_round_close(*, campaign_topic: CampaignTopic, round: Round) -> Non
     Candidate.objects.filter(campaign_topic=campaign_topic, item__docid__in=out, is_active=True).update(
         is_active=False, culled_in_round=round.number
     )
-    decided = [key for key in after.decided if key not in before.decided]
+    # A verified pair may be decided again (reversed, or a tie).
+    decided = [
+        key for key in after.decided if key not in before.decided or before.decided[key] != after.decided[key]
+    ]
     round.closed_at = timezone.now()
     round.outcome = {
         "open": still_open,

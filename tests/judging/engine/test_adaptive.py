@@ -128,6 +128,71 @@ def test_a_pair_split_at_max_votes_is_a_tie_and_is_never_asked_again():
         )
 
 
+def _final_five(weak_votes):
+    """Five candidates d0 > d1 > ... > d4 with every pair confirmed by three agreeing votes (the decisive level
+    for a crowd erring 10%), except (d0, d1), confirmed for d0 with ``weak_votes``."""
+    docids = tuple(f"d{i}" for i in range(5))
+    votes = {
+        (a, b): tuple((a, f"w{n}") for n in range(1, 4))
+        for x, a in enumerate(docids)
+        for b in docids[x + 1 :]
+    }
+    votes[("d0", "d1")] = tuple(weak_votes)
+    return AdaptiveState(
+        topic="t", candidates=docids, rounds=3, votes=votes, decided={pair: pair[0] for pair in votes}
+    )
+
+
+def test_a_weakly_confirmed_pair_of_the_top_k_is_asked_again_before_the_topic_ends():
+    # Given a crowd erring 10%, the pair deciding the best item confirmed 2-0 (posterior about 0.988, under
+    # the decisive level) is asked again in stage 2 to a new worker; a dissenting vote keeps it open, and
+    # a 2-3 split at max votes makes it a tie, ranked by its vote shares: d1 (3 of 5) over d0.
+    params, errors = AdaptiveParams(), ErrorModel(rate=0.1)
+    state = _final_five([("d0", "w1"), ("d0", "w2")])
+    opening = adaptive_round_open(state, params=params, seed=1, errors=errors)
+    assert (opening.stage, opening.ranked) == (2, None)
+    assert [(r.pair, r.votes) for r in opening.requests] == [(("d0", "d1"), 1)]
+    state = adaptive_round_close(
+        state, number=4, stage=2, votes=[("d0", "d1", "d1", "w3")], params=params, errors=errors
+    )
+    assert state.decided[("d0", "d1")] == "d0"
+    opening = adaptive_round_open(state, params=params, seed=1, errors=errors)
+    assert [(r.pair, r.votes) for r in opening.requests] == [(("d0", "d1"), 2)]
+    state = adaptive_round_close(
+        state,
+        number=5,
+        stage=2,
+        votes=[("d0", "d1", "d1", "w4"), ("d0", "d1", "d1", "w5")],
+        params=params,
+        errors=errors,
+    )
+    assert state.decided[("d0", "d1")] is None
+    final = adaptive_round_open(state, params=params, seed=1, errors=errors)
+    assert [(item.docid, item.rank) for item in final.ranked] == [
+        ("d1", 1),
+        ("d0", 2),
+        ("d2", 3),
+        ("d3", 4),
+        ("d4", 5),
+    ]
+
+
+def test_a_decisively_confirmed_top_k_ends_without_verification_and_stage_1_refuses_confirmed_pairs():
+    params, errors = AdaptiveParams(), ErrorModel(rate=0.1)
+    state = _final_five([("d0", "w1"), ("d0", "w2"), ("d0", "w3")])
+    final = adaptive_round_open(state, params=params, seed=1, errors=errors)
+    assert [item.docid for item in final.ranked] == ["d0", "d1", "d2", "d3", "d4"]
+    with pytest.raises(ValueError, match="already decided"):
+        adaptive_round_close(
+            _final_five([("d0", "w1"), ("d0", "w2")]),
+            number=4,
+            stage=1,
+            votes=[("d0", "d1", "d0", "w4")],
+            params=params,
+            errors=errors,
+        )
+
+
 def test_one_worker_cannot_vote_twice_on_a_pair():
     state = AdaptiveState(topic="t", candidates=("a", "b", "c"))
     with pytest.raises(ValueError, match="already judged"):
