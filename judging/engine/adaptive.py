@@ -33,11 +33,13 @@ services both drive it:
 - **Stage 2.** Once at most F candidates are open (or no open pair can be asked), the paper's all-pairs stage
   finishes the topic: every pair of open candidates not yet ordered by the graph is asked, and the candidates
   are ranked by wins (a tie counting half), competition ranks, every item tied at rank k kept.
-- **Verification.** Before a topic ends, every confirmed pair between two items of its final top-k whose votes
-  fall short of the decisive level (the risk 1-c cut to ELIMINATION_RISK of it) is asked again, to new
-  workers, until it reaches that level either way or ends as a tie within ``max_votes``: these few pairs
-  decide the best item, and a pair confirmed at c alone is wrong 1-c of the time (on CAsT with 10% reversed
-  judgments about 3 of 173 best items were lost that way).
+- **Verification.** Before a topic ends, every confirmed pair between two items of its final top-k, and
+  every one in which a top-k item beat a candidate with exactly k others above it (the k-th/(k+1)-th
+  boundary), whose votes fall short of the decisive level (the risk 1-c cut to ELIMINATION_RISK of it) is
+  asked again, to new workers, until it reaches that level either way or ends as a tie within
+  ``max_votes``; a candidate a verified pair no longer keeps out is open again. These few pairs decide the
+  best item and the last place of the top-k, and a pair confirmed at c alone is wrong 1-c of the time (on
+  CAsT with 10% reversed judgments about 3 of 173 best items were lost that way).
 """
 
 from __future__ import annotations
@@ -467,10 +469,12 @@ def decisive_limits(params: AdaptiveParams) -> tuple[float, float]:
 def _verify_or_rank(
     state: AdaptiveState, *, number: int, params: AdaptiveParams, errors: ErrorModel
 ) -> AdaptiveOpening:
-    """The topic's last rounds: the confirmed pairs between two items of its top-k that fall short of the
-    decisive level are asked again (``weak_top_pairs``); once none is, the final ranking."""
+    """The topic's last rounds: the confirmed pairs between two items of its top-k (``weak_top_pairs``) and
+    those that put the first candidates out (``weak_boundary_pairs``) that fall short of the decisive level
+    are asked again; once none is, the final ranking."""
     ranked = adaptive_rank(state, k=params.k)
     weak = weak_top_pairs(state, [item.docid for item in ranked], params=params, errors=errors)
+    weak += weak_boundary_pairs(state, [item.docid for item in ranked], params=params, errors=errors)
     if not weak:
         return AdaptiveOpening(number=number, stage=2, requests=[], ranked=ranked)
     limits = decisive_limits(params)
@@ -482,6 +486,33 @@ def _verify_or_rank(
         for key in weak
     ]
     return AdaptiveOpening(number=number, stage=2, requests=requests)
+
+
+def weak_boundary_pairs(
+    state: AdaptiveState, top: Sequence[str], *, params: AdaptiveParams, errors: ErrorModel
+) -> list[Pair]:
+    """The confirmed pairs in which an item of ``top`` beat a candidate that has exactly k others above it
+    (the first candidates out, at the k-th/(k+1)-th boundary) whose votes fall short of the decisive level and
+    may still get more. Should one end as a tie or reversed, its loser is open again and the all-pairs stage
+    takes it in."""
+    limits = decisive_limits(params)
+    graph = comparison_graph(state)
+    index = {docid: i for i, docid in enumerate(state.candidates)}
+    members = set(top)
+    weak = []
+    for key, winner in sorted(state.decided.items()):
+        if winner is None or winner not in members:
+            continue
+        loser = key[1] if winner == key[0] else key[0]
+        if loser in members or graph.above_count(index[loser]) != params.k:
+            continue
+        votes = state.votes.get(key, ())
+        if len(votes) >= params.max_votes:
+            continue
+        ratio = llr(votes, key, errors)
+        if (ratio if winner == key[0] else -ratio) < limits[0] - 1e-9:
+            weak.append(key)
+    return weak
 
 
 def weak_top_pairs(

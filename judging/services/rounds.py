@@ -153,6 +153,11 @@ def _adaptive_round_close(*, campaign_topic: CampaignTopic, round: Round) -> Non
     Candidate.objects.filter(campaign_topic=campaign_topic, item__docid__in=out, is_active=True).update(
         is_active=False, culled_in_round=round.number
     )
+    # A verified pair that ends as a tie or reversed can leave its loser with fewer than k confirmed betters:
+    # it is open again (challenges are drawn from the open candidates, as in the simulation).
+    Candidate.objects.filter(
+        campaign_topic=campaign_topic, item__docid__in=still_open, is_active=False
+    ).update(is_active=True, culled_in_round=None)
     # A verified pair may be decided again (reversed, or a tie).
     decided = [
         key for key in after.decided if key not in before.decided or before.decided[key] != after.decided[key]

@@ -193,6 +193,39 @@ def test_a_decisively_confirmed_top_k_ends_without_verification_and_stage_1_refu
         )
 
 
+def test_a_weakly_confirmed_pair_at_the_k_boundary_is_asked_again_and_a_tie_lets_its_loser_back_in():
+    # Given d0 > ... > d4 decisively confirmed and d5 out with exactly k = 5 confirmed betters, the last of
+    # them (d4 over d5) only 2-0: before the topic ends that pair is asked again; split 2-3 at max votes it
+    # is a tie, d5 is open again and, leading that pair on votes, takes the fifth place from d4.
+    params, errors = AdaptiveParams(), ErrorModel(rate=0.1)
+    five = _final_five([("d0", "w1"), ("d0", "w2"), ("d0", "w3")])
+    votes = dict(five.votes)
+    for better in ("d0", "d1", "d2", "d3"):
+        votes[(better, "d5")] = tuple((better, f"w{n}") for n in range(1, 4))
+    votes[("d4", "d5")] = (("d4", "w1"), ("d4", "w2"))
+    state = AdaptiveState(
+        topic="t",
+        candidates=(*five.candidates, "d5"),
+        rounds=3,
+        votes=votes,
+        decided={pair: pair[0] for pair in votes},
+    )
+    asked = []
+    for number, new_votes in (
+        (4, [("d4", "d5", "d5", "w3")]),
+        (5, [("d4", "d5", "d5", "w4"), ("d4", "d5", "d5", "w5")]),
+    ):
+        opening = adaptive_round_open(state, params=params, seed=1, errors=errors)
+        asked.append([(r.pair, r.votes) for r in opening.requests])
+        state = adaptive_round_close(
+            state, number=number, stage=opening.stage, votes=new_votes, params=params, errors=errors
+        )
+    assert asked == [[(("d4", "d5"), 1)], [(("d4", "d5"), 2)]]
+    assert state.decided[("d4", "d5")] is None
+    final = adaptive_round_open(state, params=params, seed=1, errors=errors)
+    assert [item.docid for item in final.ranked] == ["d0", "d1", "d2", "d3", "d5"]
+
+
 def test_one_worker_cannot_vote_twice_on_a_pair():
     state = AdaptiveState(topic="t", candidates=("a", "b", "c"))
     with pytest.raises(ValueError, match="already judged"):
