@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, Max, OuterRef, Q
+from django.db.models import Exists, Max, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from config.celery import enqueue_on_commit
@@ -88,7 +88,6 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
         [Hit(campaign=campaign, number=start + i, expires_at=expires_at) for i in range(len(chunks))]
     )
     slots: list[HitSlot] = []
-    pair_updates: list[Pair] = []
     for hit, chunk in zip(hits, chunks, strict=True):
         rng = hit_rng(seed=campaign.seed, number=hit.number)
         topics = sorted({topic_pk for *_, topic_pk in chunk})
@@ -120,9 +119,13 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
                     expected_winner_id=None if expected is None else challenge_material.item_ids[expected],
                 )
             )
-        pair_updates.extend(Pair(pk=pair_pk, hit=hit) for pair_pk, *_ in chunk)
     HitSlot.objects.bulk_create(slots, batch_size=2000)
-    Pair.objects.bulk_update(pair_updates, ["hit"], batch_size=1000)
+    # Each queued pair now points to the new HIT whose slot shows it, in one statement (a bulk_update's CASE
+    # of one branch per pair costs more to build than the statement costs to run).
+    new_slots = HitSlot.objects.filter(hit_id__gte=hits[0].pk, hit_id__lte=hits[-1].pk, pair__isnull=False)
+    Pair.objects.filter(pk__in=new_slots.values("pair_id")).update(
+        hit_id=Subquery(new_slots.filter(pair_id=OuterRef("pk")).values("hit_id")[:1])
+    )
     return hits
 
 
@@ -374,11 +377,16 @@ class _ChallengeMaterial:
         }
         # Of those, the passages that ordinary pairs show too (candidates of any topic of the campaign).
         wanted = {item_ids[docid] for docids in eligible.values() for docid in docids}
-        shown = set(
-            Candidate.objects.filter(campaign_topic__campaign=campaign, item_id__in=wanted)
-            .values_list("item__docid", flat=True)
-            .distinct()
-        )
+        # Read through the item index, the campaign checked here: a filter on the campaign lets the planner
+        # probe every topic of the campaign for every item instead (SQLite: 10 times slower on CAsT).
+        docids = {item_id: docid for docid, item_id in item_ids.items()}
+        shown = {
+            docids[item_id]
+            for item_id, campaign_id in Candidate.objects.filter(item_id__in=wanted)
+            .order_by()
+            .values_list("item_id", "campaign_topic__campaign_id")
+            if campaign_id == campaign.pk
+        }
         nonrelevant = {
             pk: challenge_nonrelevant(external[pk], grades, conversation=conversation, shown=shown)
             for pk in topic_pks
