@@ -10,13 +10,16 @@ Modes (each in a fresh database, in its own process, since Django is configured 
 - ``postgres-worker``: PostgreSQL + Redis (``--redis``, database 14): a real ``celery worker`` process closes
   rounds and builds HITs while this process plays the crowd.
 
-Prints one row per mode: wall time, judgments counted (pairs with a valid judgment), answers (including
-challenges), HITs, SQL queries per counted judgment (counted with a connection execute wrapper in this
-process, ``BEGIN`` included; in worker mode the worker's own queries are not included), the top-k agreement
-with the oracle, and the wall time against ``toppref simulate`` (the pure engine) on the same topics, seed and
-oracle, timed in the same run as a command (``simulate_s``, its start included). The goals (at most
-``GOAL_RATIO`` times ``toppref simulate`` and ``GOAL_QUERIES_PER_JUDGMENT`` queries per counted judgment on
-SQLite eager) are printed with the table.
+Prints one row per mode: wall and CPU seconds (of this process: in worker mode the worker's are not in it, nor
+PostgreSQL's), judgments counted (pairs with a valid judgment), answers (including challenges), HITs, SQL
+queries per counted judgment (counted with a connection execute wrapper in this process, ``BEGIN`` included;
+in worker mode the worker's own queries are not included), the top-k agreement with the oracle, and the wall
+and CPU time against ``toppref simulate`` (the pure engine) on the same topics, seed and oracle, timed in the
+same run as a command (``simulate_s``, its start included; the best of three). ``--stages`` adds a table of
+each stage's calls, wall and CPU seconds and queries, each exclusive of the stages nested in it. The goals
+(at most ``GOAL_RATIO`` times ``toppref simulate`` on SQLite, ``GOAL_RATIO_POSTGRES`` on PostgreSQL, and
+``GOAL_QUERIES_PER_JUDGMENT`` queries per counted judgment) are printed with the table. DEBUG is off, as in
+production.
 """
 
 from __future__ import annotations
@@ -36,7 +39,8 @@ REPO_DIR = Path(__file__).resolve().parent.parent
 CAST_DIR = REPO_DIR.parent / "shared" / "data" / "cast2019"
 MODES = ("sqlite-eager", "postgres-eager", "postgres-worker")
 BENCH_DATABASE = "toppref_bench"
-GOAL_RATIO = 15.0
+GOAL_RATIO = 15.0  # SQLite
+GOAL_RATIO_POSTGRES = 25.0
 GOAL_QUERIES_PER_JUDGMENT = 2.0
 
 
@@ -381,16 +385,19 @@ def print_table(rows: list[dict], args: argparse.Namespace) -> None:
 
 
 def print_goals(rows: list[dict]) -> None:
-    """Each mode against the goals: wall at most GOAL_RATIO x ``toppref simulate``, at most
-    GOAL_QUERIES_PER_JUDGMENT queries per counted judgment (the goals are set for SQLite eager)."""
+    """Each mode against the goals: wall at most GOAL_RATIO x ``toppref simulate`` on SQLite and
+    GOAL_RATIO_POSTGRES x on PostgreSQL, at most GOAL_QUERIES_PER_JUDGMENT queries per counted judgment. The
+    CPU ratio beside it is this process's CPU against the command's (on PostgreSQL the server's CPU is not in
+    it): the wall ratio only measures the code on a quiet machine."""
     print(
-        f"\ngoals (sqlite-eager): wall <= {GOAL_RATIO:g} x toppref simulate, "
+        f"\ngoals: wall <= {GOAL_RATIO:g} x toppref simulate on SQLite, {GOAL_RATIO_POSTGRES:g} x on PostgreSQL; "
         f"<= {GOAL_QUERIES_PER_JUDGMENT:g} queries per counted judgment"
     )
     for row in rows:
         if "ratio" not in row:
             continue
-        ratio_ok = "met" if row["ratio"] <= GOAL_RATIO else "missed"
+        goal = GOAL_RATIO if row["mode"].startswith("sqlite") else GOAL_RATIO_POSTGRES
+        ratio_ok = "met" if row["ratio"] <= goal else "missed"
         queries_ok = "met" if row["queries_per_judgment"] <= GOAL_QUERIES_PER_JUDGMENT else "missed"
         print(
             f"{row['mode']:>16}: {row['wall_s']} s = {row['ratio']}x toppref simulate ({row['simulate_s']} s): "
