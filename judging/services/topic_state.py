@@ -216,9 +216,9 @@ def rounds_open_first(
     )
     moved: dict[tuple[str, int], list[int]] = {}
     for campaign_topic, _, opening in planned:
-        state = CampaignTopic.State.STAGE_1 if opening.plan.stage == 1 else CampaignTopic.State.STAGE_2
-        campaign_topic.state, campaign_topic.round_number = state, opening.number
-        moved.setdefault((state, opening.number), []).append(campaign_topic.pk)
+        stage = CampaignTopic.State.STAGE_1 if opening.plan.stage == 1 else CampaignTopic.State.STAGE_2
+        campaign_topic.state, campaign_topic.round_number = stage, opening.number
+        moved.setdefault((stage, opening.number), []).append(campaign_topic.pk)
     now = timezone.now()
     for (new_state, number), pks in moved.items():
         CampaignTopic.objects.filter(pk__in=pks).update(state=new_state, round_number=number, updated_at=now)
