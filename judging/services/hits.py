@@ -121,10 +121,9 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
             )
     HitSlot.objects.bulk_create(slots, batch_size=2000)
     # Each queued pair now points to the new HIT whose slot shows it, in one statement (a bulk_update's CASE
-    # of one branch per pair costs more to build than the statement costs to run). The new HITs are this
-    # campaign's HITs from the first new id on: the campaign's lock keeps its other builds out, and the
-    # campaign filter keeps out another campaign's HITs numbered in between.
-    new_slots = HitSlot.objects.filter(hit__campaign=campaign, hit_id__gte=hits[0].pk, pair__isnull=False)
+    # of one branch per pair costs more to build than the statement costs to run). The slots are found by
+    # their HITs' ids: a filter joining the HITs' campaign made SQLite scan the campaign's slots per pair.
+    new_slots = HitSlot.objects.filter(hit_id__in=[hit.pk for hit in hits], pair__isnull=False)
     Pair.objects.filter(pk__in=new_slots.values("pair_id")).update(
         hit_id=Subquery(new_slots.filter(pair_id=OuterRef("pk")).values("hit_id")[:1])
     )
