@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, Max, OuterRef, Q, Subquery
+from django.db.models import Exists, Max, OuterRef, Q
 from django.utils import timezone
 
 from config.celery import enqueue_on_commit
@@ -120,13 +120,11 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
                 )
             )
     HitSlot.objects.bulk_create(slots, batch_size=2000)
-    # Each queued pair now points to the new HIT whose slot shows it, in one statement (a bulk_update's CASE
-    # of one branch per pair costs more to build than the statement costs to run). The slots are found by
-    # their HITs' ids: a filter joining the HITs' campaign made SQLite scan the campaign's slots per pair.
-    new_slots = HitSlot.objects.filter(hit_id__in=[hit.pk for hit in hits], pair__isnull=False)
-    Pair.objects.filter(pk__in=new_slots.values("pair_id")).update(
-        hit_id=Subquery(new_slots.filter(pair_id=OuterRef("pk")).values("hit_id")[:1])
-    )
+    # Each queued pair now points to its new HIT: one plain UPDATE per HIT. A bulk_update's CASE of one branch
+    # per pair costs more to build than to run, and one UPDATE reading each pair's new slot in a correlated
+    # subquery lets the planners scan the new slots for every pair (17 s on PostgreSQL for CAsT's first build).
+    for hit, chunk in zip(hits, chunks, strict=True):
+        Pair.objects.filter(pk__in=[pair_pk for pair_pk, *_ in chunk]).update(hit=hit)
     return hits
 
 
