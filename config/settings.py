@@ -252,6 +252,21 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
     "interval_max": 0.5,
 }
 CELERY_TASK_SERIALIZER = "json"
+# With Redis, sessions are read through it (config/sessions.py: the database stays their store, a Redis
+# failure falls back to it). Their own cache alias, so that nothing else shares these keys; short socket
+# timeouts, so that a Redis that hangs costs a judge a moment, never the request.
+if REDIS_URL:
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+        "sessions": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "toppref-session",
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+        },
+    }
+    SESSION_ENGINE = "config.sessions"
+    SESSION_CACHE_ALIAS = "sessions"
 CELERY_ACCEPT_CONTENT = ["json"]
 # Every Django process (web, worker, manage.py, tests) creates the Celery app here, so tasks queued by services
 # use its broker; config/__init__.py no longer imports it, to keep the file-only `toppref` commands light.
@@ -310,7 +325,13 @@ MIDDLEWARE.insert(
     "config.middleware.ContentSecurityPolicyMiddleware",
 )
 MIDDLEWARE += ["axes.middleware.AxesMiddleware"]
-AUTHENTICATION_BACKENDS = ["config.auth.LoginRateLimitBackend", "django.contrib.auth.backends.ModelBackend"]
+# ModelBackend reading the judging roles with the user (config/auth.py); plain ModelBackend stays listed so
+# that sessions made under it stay logged in.
+AUTHENTICATION_BACKENDS = [
+    "config.auth.LoginRateLimitBackend",
+    "config.auth.JudgeRolesModelBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "judging:start"
 LOGOUT_REDIRECT_URL = "login"

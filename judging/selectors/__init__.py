@@ -22,12 +22,14 @@ from judging.selectors.adaptive import AdaptiveTopicRow, campaign_adaptive_topic
 from judging.selectors.forecast import Forecast, campaign_forecast
 from judging.selectors.judge import (
     JUDGE_ROLES,
+    assignment_held,
     campaign_list_judgeable,
     hit_question_next,
     judge_has_judged,
     judge_overview,
     judge_roles,
     tournament_progress,
+    users_with_judge_roles,
 )
 from judging.selectors.judgments import campaign_judgment_counts, judgment_is_counted
 from judging.selectors.progress import (
@@ -85,6 +87,7 @@ __all__ = [
     "campaign_get_visible",
     "campaign_intransitive_triples",
     "campaign_judgment_counts",
+    "assignment_held",
     "campaign_list_judgeable",
     "campaign_list_visible",
     "campaign_preferences",
@@ -101,5 +104,6 @@ __all__ = [
     "judge_overview",
     "judge_roles",
     "tournament_progress",
+    "users_with_judge_roles",
     "user_is_researcher",
 ]

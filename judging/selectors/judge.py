@@ -3,6 +3,7 @@ question of a HIT, a tournament's progress bar."""
 
 from __future__ import annotations
 
+from django.contrib.auth.models import User
 from django.db.models import Exists, OuterRef, QuerySet
 
 from judging.models import (
@@ -20,11 +21,27 @@ from judging.models import (
 JUDGE_ROLES = ("assessors", "crowd", "researchers")
 
 
+def users_with_judge_roles(users: QuerySet) -> QuerySet:
+    """``users`` with their judging groups read in the same statement (``judge_roles`` then asks nothing):
+    one ``EXISTS`` per role. The session's user is loaded this way (config.auth.JudgeRolesModelBackend)."""
+    membership = User.groups.through.objects.filter(user_id=OuterRef("pk"))
+    return users.annotate(
+        **{_role_flag(role): Exists(membership.filter(group__name=role)) for role in JUDGE_ROLES}
+    )
+
+
 def judge_roles(*, user) -> frozenset[str]:
-    """The judging groups (``assessors``, ``crowd``, ``researchers``) the user belongs to."""
+    """The judging groups (``assessors``, ``crowd``, ``researchers``) the user belongs to: as read with the
+    user by ``users_with_judge_roles``, else from the database."""
     if not user.is_authenticated:
         return frozenset()
+    if all(hasattr(user, _role_flag(role)) for role in JUDGE_ROLES):
+        return frozenset(role for role in JUDGE_ROLES if getattr(user, _role_flag(role)))
     return frozenset(user.groups.filter(name__in=JUDGE_ROLES).values_list("name", flat=True))
+
+
+def _role_flag(role: str) -> str:
+    return f"is_in_{role}_group"
 
 
 def judge_has_judged(*, user) -> bool:
@@ -59,6 +76,25 @@ def judge_overview(*, roles: frozenset[str]) -> list[dict[str, object]]:
             left = Hit.objects.filter(campaign=campaign, status=Hit.Status.OPEN).count()
             rows.append({"campaign": campaign, "kind": "HITs", "left": left})
     return rows
+
+
+def assignment_held(*, user, campaign: Campaign) -> Assignment | None:
+    """The logged-in judge's assignment in progress in ``campaign`` (their local crowd worker's, with that
+    worker loaded), or None. A read without locks, for the pair page of a judge working through a HIT: a
+    committed assignment in progress is theirs to show; taking a new HIT or expiring an overdue one stays with
+    ``hit_assign_next``, which locks the worker (an assignment being created meanwhile is not seen here, and
+    the caller then goes that way)."""
+    return (
+        Assignment.objects.filter(
+            campaign=campaign,
+            worker__user=user,
+            worker__provider=Campaign.Provider.LOCAL,
+            status=Assignment.Status.IN_PROGRESS,
+        )
+        .select_related("worker")
+        .order_by("pk")
+        .first()
+    )
 
 
 def hit_question_next(*, assignment: Assignment) -> dict[str, object]:

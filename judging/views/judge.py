@@ -8,10 +8,12 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from judging.models import Assignment, Campaign, CampaignTopic, HitSlot
 from judging.selectors import (
+    assignment_held,
     campaign_list_judgeable,
     hit_question_next,
     judge_has_judged,
@@ -29,7 +31,9 @@ from judging.services import (
     tournament_judgment_submit,
     tournament_next_pair,
     worker_for_user,
+    worker_is_excluded,
 )
+from judging.services.hits import assignment_is_overdue
 from judging.views.answers import answered, parse_answer, shown_stamp
 from pools.models import Item
 
@@ -85,11 +89,15 @@ def _next_page(request: HttpRequest, roles: set[str]) -> HttpResponse:
             if question is not None:
                 return _tournament_page(request, question, campaign)
     if CROWD in roles:
+        campaigns = list(campaign_list_judgeable(mode=Campaign.Mode.CROWD))
+        page = _held_hit_page(request, campaigns[0]) if campaigns else None
+        if page is not None:
+            return page
         worker = worker_for_user(user=request.user)
         if worker.is_excluded:
             return _excluded(request)
         excluded = False
-        for campaign in campaign_list_judgeable(mode=Campaign.Mode.CROWD):
+        for campaign in campaigns:
             try:
                 assignment = hit_assign_next(campaign=campaign, worker=worker)
             except WorkerExcludedError:
@@ -103,6 +111,21 @@ def _next_page(request: HttpRequest, roles: set[str]) -> HttpResponse:
         if excluded:
             return _excluded(request)
     return render(request, "judging/nothing_left.html", {"layout": "judge"})
+
+
+def _held_hit_page(request: HttpRequest, campaign: Campaign) -> HttpResponse | None:
+    """The common pair page of a crowd judge: the next question of the HIT they hold in the first campaign,
+    read without taking the worker's lock (three queries where ``hit_assign_next`` takes five; it shows what
+    ``hit_assign_next`` would return). None when that is not the case (no HIT held there, the worker excluded,
+    the deadline passed, every question answered): the caller then asks ``hit_assign_next``."""
+    assignment = assignment_held(user=request.user, campaign=campaign)
+    if assignment is None or worker_is_excluded(worker=assignment.worker, campaign=campaign):
+        return None
+    assignment.campaign = campaign
+    if assignment_is_overdue(assignment=assignment, now=timezone.now()):
+        return None
+    state = hit_question_next(assignment=assignment)
+    return _hit_page(request, assignment, state) if state["question"] is not None else None
 
 
 @login_required

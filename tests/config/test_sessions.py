@@ -1,0 +1,102 @@
+"""Sessions read through the cache (config/sessions.py) and the session's user read with their judging roles
+(config/auth.py): a login is never lost with the cache, a broken cache never gives a judge an error, and a
+wrong password is hashed once."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import pytest
+from django.contrib.auth.hashers import MD5PasswordHasher
+from django.test import Client
+
+from judging.selectors import judge_roles
+from judging.views.judge import INSTRUCTIONS_SEEN
+from tests.judging.pages_fixtures import PASSWORD, crowd_campaign, user_with_role
+
+LOCAL_CACHE = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "sessions-test"}
+# Nothing listens on port 1: every read and write of this cache fails at once.
+DEAD_REDIS = {
+    "BACKEND": "django.core.cache.backends.redis.RedisCache",
+    "LOCATION": "redis://127.0.0.1:1/0",
+    "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+}
+
+
+@pytest.fixture
+def cached_sessions(settings):
+    settings.CACHES = {"default": LOCAL_CACHE | {"LOCATION": "default"}, "sessions": LOCAL_CACHE}
+    settings.SESSION_ENGINE = "config.sessions"
+    settings.SESSION_CACHE_ALIAS = "sessions"
+    return settings
+
+
+@pytest.mark.django_db
+def test_a_session_is_read_from_the_cache_and_survives_losing_it(cached_sessions, client):
+    from django.core.cache import caches
+
+    # given a judge logged in with cached sessions
+    crowd_campaign()
+    assert client.login(username=user_with_role("cat", "crowd").username, password=PASSWORD)
+    client.get("/judge/")
+
+    # when the page is read again, and again after the cache lost everything
+    with mock.patch("django.contrib.sessions.backends.db.SessionStore._get_session_from_db") as from_db:
+        cached = client.get("/judge/")
+    caches["sessions"].clear()
+    after_loss = client.get("/judge/")
+
+    # then the first came from the cache alone, and the login outlived the cache (the database kept it)
+    assert cached.status_code == 200 and from_db.call_count == 0
+    assert after_loss.status_code == 200 and "cat" in after_loss.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_cache_that_is_down_costs_the_judge_nothing(cached_sessions, client):
+    # given a judge logged in, then the session cache down (Redis unreachable)
+    crowd_campaign()
+    assert client.login(username=user_with_role("cat", "crowd").username, password=PASSWORD)
+    cached_sessions.CACHES = {"default": LOCAL_CACHE | {"LOCATION": "default"}, "sessions": DEAD_REDIS}
+
+    # when they ask for their pair and read the instructions (a session write)
+    page = client.get("/judge/next/", follow=True)
+    confirmed = client.post("/judge/instructions/")
+    pair = client.get("/judge/next/")
+
+    # then every page answers, still logged in, from the database
+    assert page.status_code == 200 and confirmed.status_code == 302
+    assert pair.status_code == 200 and 'id="pair-form"' in pair.content.decode()
+
+
+@pytest.mark.django_db
+def test_the_sessions_user_comes_with_its_roles_and_older_sessions_stay_logged_in(
+    client, django_assert_num_queries
+):
+    crowd_campaign()
+    user = user_with_role("cat", "crowd")
+    assert client.login(username=user.username, password=PASSWORD)
+    request = client.get("/judge/").wsgi_request
+
+    with django_assert_num_queries(0):
+        roles = judge_roles(user=request.user)  # read with the user: no query of its own
+
+    legacy = Client()
+    legacy.force_login(user, backend="django.contrib.auth.backends.ModelBackend")
+    session = legacy.session
+    session[INSTRUCTIONS_SEEN] = True
+    session.save()
+    legacy_page = legacy.get("/judge/next/")
+    assert roles == {"crowd"}
+    assert client.session["_auth_user_backend"] == "config.auth.JudgeRolesModelBackend"
+    assert legacy_page.status_code == 200 and 'id="pair-form"' in legacy_page.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_wrong_password_is_hashed_once_and_refused(client):
+    user_with_role("cat", "crowd")
+
+    with mock.patch.object(MD5PasswordHasher, "verify", autospec=True, return_value=False) as verify:
+        refused = client.post("/accounts/login/", {"username": "cat", "password": "wrong"})
+
+    assert verify.call_count == 1
+    assert refused.status_code == 200 and "_auth_user_id" not in client.session
