@@ -318,13 +318,17 @@ if IS_PRODUCTION:
 # --- Judging pages: accounts, login rate limiting, security headers, external HIT pages -------------------
 # (kept in one block; see docs/decisions.md "Judging pages")
 INSTALLED_APPS += ["axes"]
-# django-axes must be the last middleware (it turns a locked-out login into the lockout page); the CSP
+# django-axes comes after every middleware that answers by itself (it turns a locked-out login into the
+# lockout page; only the retry of a dropped connection, which passes every response on, follows it); the CSP
 # middleware sits before clickjacking so that views marked framable can drop X-Frame-Options for CSP.
 MIDDLEWARE.insert(
     MIDDLEWARE.index("django.middleware.clickjacking.XFrameOptionsMiddleware"),
     "config.middleware.ContentSecurityPolicyMiddleware",
 )
 MIDDLEWARE += ["axes.middleware.AxesMiddleware"]
+# Last of all (its process_view runs the view, after the CSRF check): a GET, or an answer, whose database
+# connection dropped mid-request runs once more on a fresh one (config/middleware.py).
+MIDDLEWARE += ["config.middleware.DroppedConnectionRetryMiddleware"]
 # ModelBackend reading the judging roles with the user (config/auth.py); plain ModelBackend stays listed so
 # that sessions made under it stay logged in.
 AUTHENTICATION_BACKENDS = [

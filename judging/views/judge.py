@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from config.middleware import idempotent_post
 from judging.models import Assignment, Campaign, CampaignTopic, HitSlot
 from judging.selectors import (
     assignment_held,
@@ -128,6 +129,7 @@ def _held_hit_page(request: HttpRequest, campaign: Campaign) -> HttpResponse | N
     return _hit_page(request, assignment, state) if state["question"] is not None else None
 
 
+@idempotent_post
 @login_required
 @require_POST
 def judge_answer(request: HttpRequest) -> HttpResponse:
