@@ -24,9 +24,7 @@ from axes.backends import AxesStandaloneBackend
 from axes.exceptions import AxesBackendPermissionDenied
 from axes.helpers import get_client_ip_address, get_cool_off
 from django.conf import settings
-from django.contrib.auth import get_user_model
-from django.contrib.auth.backends import ModelBackend
-from django.core.exceptions import ImproperlyConfigured, PermissionDenied
+from django.core.exceptions import ImproperlyConfigured
 from django.db.models import Sum
 from django.http import HttpRequest
 from django.utils import timezone
@@ -112,26 +110,3 @@ class LoginRateLimitBackend(AxesStandaloneBackend):
             request.axes_locked_out = True  # django-axes' middleware answers with the lockout page
             raise AxesBackendPermissionDenied("too many failed logins for this account from new addresses")
         return super().authenticate(request, username=username, password=password, **kwargs)
-
-
-class JudgeRolesModelBackend(ModelBackend):
-    """Django's ``ModelBackend``, whose ``get_user`` (once per request, for the session's user) reads the
-    user's judging groups in the same statement (``judging.selectors.users_with_judge_roles``): one query
-    fewer on every judging page. Sessions made under plain ``ModelBackend`` (still listed after this one) stay
-    logged in; their user's roles are read with a query of their own. A password this backend refuses ends
-    the login there (``PermissionDenied``), so that ModelBackend does not hash it a second time."""
-
-    def authenticate(self, request, username=None, password=None, **kwargs):
-        user = super().authenticate(request, username=username, password=password, **kwargs)
-        if user is None and password is not None:
-            raise PermissionDenied("invalid credentials")
-        return user
-
-    def get_user(self, user_id):
-        from judging.selectors import users_with_judge_roles
-
-        try:
-            user = users_with_judge_roles(get_user_model()._default_manager.all()).get(pk=user_id)
-        except get_user_model().DoesNotExist:
-            return None
-        return user if self.user_can_authenticate(user) else None

@@ -329,13 +329,7 @@ MIDDLEWARE += ["axes.middleware.AxesMiddleware"]
 # Last of all (its process_view runs the view, after the CSRF check): a GET, or an answer, whose database
 # connection dropped mid-request runs once more on a fresh one (config/middleware.py).
 MIDDLEWARE += ["config.middleware.DroppedConnectionRetryMiddleware"]
-# ModelBackend reading the judging roles with the user (config/auth.py); plain ModelBackend stays listed so
-# that sessions made under it stay logged in.
-AUTHENTICATION_BACKENDS = [
-    "config.auth.LoginRateLimitBackend",
-    "config.auth.JudgeRolesModelBackend",
-    "django.contrib.auth.backends.ModelBackend",
-]
+AUTHENTICATION_BACKENDS = ["config.auth.LoginRateLimitBackend", "django.contrib.auth.backends.ModelBackend"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "judging:start"
 LOGOUT_REDIRECT_URL = "login"

@@ -22,6 +22,7 @@ from judging.selectors.adaptive import AdaptiveTopicRow, campaign_adaptive_topic
 from judging.selectors.forecast import Forecast, campaign_forecast
 from judging.selectors.judge import (
     JUDGE_ROLES,
+    assignment_answered_by,
     assignment_held,
     campaign_list_judgeable,
     hit_question_next,
@@ -29,7 +30,6 @@ from judging.selectors.judge import (
     judge_overview,
     judge_roles,
     tournament_progress,
-    users_with_judge_roles,
 )
 from judging.selectors.judgments import campaign_judgment_counts, judgment_is_counted
 from judging.selectors.progress import (
@@ -87,6 +87,7 @@ __all__ = [
     "campaign_get_visible",
     "campaign_intransitive_triples",
     "campaign_judgment_counts",
+    "assignment_answered_by",
     "assignment_held",
     "campaign_list_judgeable",
     "campaign_list_visible",
@@ -104,6 +105,5 @@ __all__ = [
     "judge_overview",
     "judge_roles",
     "tournament_progress",
-    "users_with_judge_roles",
     "user_is_researcher",
 ]

@@ -12,8 +12,9 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from config.middleware import idempotent_post
-from judging.models import Assignment, Campaign, CampaignTopic, HitSlot
+from judging.models import Assignment, Campaign, CampaignTopic
 from judging.selectors import (
+    assignment_answered_by,
     assignment_held,
     campaign_list_judgeable,
     hit_question_next,
@@ -32,9 +33,7 @@ from judging.services import (
     tournament_judgment_submit,
     tournament_next_pair,
     worker_for_user,
-    worker_is_excluded,
 )
-from judging.services.hits import assignment_is_overdue
 from judging.views.answers import answered, parse_answer, shown_stamp
 from pools.models import Item
 
@@ -90,15 +89,14 @@ def _next_page(request: HttpRequest, roles: set[str]) -> HttpResponse:
             if question is not None:
                 return _tournament_page(request, question, campaign)
     if CROWD in roles:
-        campaigns = list(campaign_list_judgeable(mode=Campaign.Mode.CROWD))
-        page = _held_hit_page(request, campaigns[0]) if campaigns else None
+        page = _held_hit_page(request)
         if page is not None:
             return page
         worker = worker_for_user(user=request.user)
         if worker.is_excluded:
             return _excluded(request)
         excluded = False
-        for campaign in campaigns:
+        for campaign in campaign_list_judgeable(mode=Campaign.Mode.CROWD):
             try:
                 assignment = hit_assign_next(campaign=campaign, worker=worker)
             except WorkerExcludedError:
@@ -114,16 +112,13 @@ def _next_page(request: HttpRequest, roles: set[str]) -> HttpResponse:
     return render(request, "judging/nothing_left.html", {"layout": "judge"})
 
 
-def _held_hit_page(request: HttpRequest, campaign: Campaign) -> HttpResponse | None:
+def _held_hit_page(request: HttpRequest) -> HttpResponse | None:
     """The common pair page of a crowd judge: the next question of the HIT they hold in the first campaign,
-    read without taking the worker's lock (three queries where ``hit_assign_next`` takes five; it shows what
-    ``hit_assign_next`` would return). None when that is not the case (no HIT held there, the worker excluded,
-    the deadline passed, every question answered): the caller then asks ``hit_assign_next``."""
-    assignment = assignment_held(user=request.user, campaign=campaign)
-    if assignment is None or worker_is_excluded(worker=assignment.worker, campaign=campaign):
-        return None
-    assignment.campaign = campaign
-    if assignment_is_overdue(assignment=assignment, now=timezone.now()):
+    read without taking the worker's lock (two statements where the path through ``hit_assign_next`` takes
+    eight; it shows what that path would show). None when that is not the case (no HIT held there, the worker
+    excluded, the deadline passed, every question answered): the caller then takes that path."""
+    assignment = assignment_held(user=request.user, now=timezone.now())
+    if assignment is None:
         return None
     state = hit_question_next(assignment=assignment)
     return _hit_page(request, assignment, state) if state["question"] is not None else None
@@ -175,15 +170,14 @@ def judge_answer(request: HttpRequest) -> HttpResponse:
     elif kind == "hit":
         if CROWD not in roles:
             return _refuse(request, "Only crowd workers answer HITs.", "", status=403)
-        assignment = get_object_or_404(
-            Assignment.objects.select_related("hit"),
-            pk=_int(request.POST.get("assignment")),
-            worker__user=request.user,
-            worker__provider="local",
+        found = assignment_answered_by(
+            user=request.user,
+            assignment_id=_int(request.POST.get("assignment")),
+            position=_int(request.POST.get("position")),
         )
-        slot = get_object_or_404(
-            HitSlot, hit_id=assignment.hit_id, position=_int(request.POST.get("position"))
-        )
+        if found is None:
+            raise Http404("no such assignment or question")
+        assignment, slot = found
         try:
             judgment_submit(
                 assignment=assignment,

@@ -1,17 +1,12 @@
-"""Sessions read through the cache (config/sessions.py) and the session's user read with their judging roles
-(config/auth.py): a login is never lost with the cache, a broken cache never gives a judge an error, and a
-wrong password is hashed once."""
+"""Sessions read through the cache (config/sessions.py): a login is never lost with the cache, and a broken
+cache never gives a judge an error."""
 
 from __future__ import annotations
 
 from unittest import mock
 
 import pytest
-from django.contrib.auth.hashers import MD5PasswordHasher
-from django.test import Client
 
-from judging.selectors import judge_roles
-from judging.views.judge import INSTRUCTIONS_SEEN
 from tests.judging.pages_fixtures import PASSWORD, crowd_campaign, user_with_role
 
 LOCAL_CACHE = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "sessions-test"}
@@ -66,37 +61,3 @@ def test_a_cache_that_is_down_costs_the_judge_nothing(cached_sessions, client):
     # then every page answers, still logged in, from the database
     assert page.status_code == 200 and confirmed.status_code == 302
     assert pair.status_code == 200 and 'id="pair-form"' in pair.content.decode()
-
-
-@pytest.mark.django_db
-def test_the_sessions_user_comes_with_its_roles_and_older_sessions_stay_logged_in(
-    client, django_assert_num_queries
-):
-    crowd_campaign()
-    user = user_with_role("cat", "crowd")
-    assert client.login(username=user.username, password=PASSWORD)
-    request = client.get("/judge/").wsgi_request
-
-    with django_assert_num_queries(0):
-        roles = judge_roles(user=request.user)  # read with the user: no query of its own
-
-    legacy = Client()
-    legacy.force_login(user, backend="django.contrib.auth.backends.ModelBackend")
-    session = legacy.session
-    session[INSTRUCTIONS_SEEN] = True
-    session.save()
-    legacy_page = legacy.get("/judge/next/")
-    assert roles == {"crowd"}
-    assert client.session["_auth_user_backend"] == "config.auth.JudgeRolesModelBackend"
-    assert legacy_page.status_code == 200 and 'id="pair-form"' in legacy_page.content.decode()
-
-
-@pytest.mark.django_db
-def test_a_wrong_password_is_hashed_once_and_refused(client):
-    user_with_role("cat", "crowd")
-
-    with mock.patch.object(MD5PasswordHasher, "verify", autospec=True, return_value=False) as verify:
-        refused = client.post("/accounts/login/", {"username": "cat", "password": "wrong"})
-
-    assert verify.call_count == 1
-    assert refused.status_code == 200 and "_auth_user_id" not in client.session

@@ -124,17 +124,16 @@ def test_an_external_hit_answer_with_the_header_returns_the_hit_page_with_its_to
 def test_a_crowd_answer_in_a_held_hit_costs_at_most_fifteen_queries_with_its_next_pair(
     client, django_assert_max_num_queries
 ):
-    # given a judge halfway through a HIT (the user's judging roles are read with the user, the pair page
-    # reads the held HIT without the worker's lock)
+    # given a judge halfway through a HIT
     crowd_campaign()
     client = logged_in(client, user_with_role("cat", "crowd"))
     html = client.get("/judge/next/").content.decode()
     html = client.post("/judge/answer/", hit_answer_data(html), **NEXT).content.decode()
     data = hit_answer_data(html)
 
-    # when they answer: session (SQLite; from Redis with REDIS_URL), user and roles, the assignment and slot,
+    # when they answer: session (SQLite; from Redis with REDIS_URL), user, roles, the assignment and slot,
     # BEGIN, worker, HIT and assignment locks, the stored answer, the insert, the HIT's completeness, COMMIT,
-    # the campaigns, the held assignment and its next question
+    # the held assignment (without the worker's lock) and its next question
     with django_assert_max_num_queries(15):
         response = client.post("/judge/answer/", data, **NEXT)
 
