@@ -174,7 +174,13 @@ def tournament_progress(*, campaign_topic: CampaignTopic, k: int) -> dict[str, i
     (Assessing top-k preferences, section 4.2), for the judge's progress bar."""
     from judging.engine import tournament_judgment_bound
 
-    done = TournamentJudgment.objects.filter(campaign_topic=campaign_topic).count()
-    pool = Candidate.objects.filter(campaign_topic=campaign_topic).count()
+    # Both counts in one statement of plain SQL (docs/decisions.md, "Plain SQL for the pair page's reads").
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT (SELECT COUNT(*) FROM {TournamentJudgment._meta.db_table} WHERE campaign_topic_id = %s),"
+            f" (SELECT COUNT(*) FROM {Candidate._meta.db_table} WHERE campaign_topic_id = %s)",
+            [campaign_topic.pk, campaign_topic.pk],
+        )
+        done, pool = cursor.fetchone()
     bound = tournament_judgment_bound(pool, k)
     return {"done": done, "total": max(bound, done + 1)}
