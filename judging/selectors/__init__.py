@@ -29,6 +29,7 @@ from judging.selectors.judge import (
     judge_has_judged,
     judge_overview,
     judge_roles,
+    tournament_pair_answered,
     tournament_progress,
 )
 from judging.selectors.judgments import campaign_judgment_counts, judgment_is_counted
@@ -104,6 +105,7 @@ __all__ = [
     "judge_has_judged",
     "judge_overview",
     "judge_roles",
+    "tournament_pair_answered",
     "tournament_progress",
     "user_is_researcher",
 ]

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from django.contrib.auth.models import Group, User
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models.query import RawQuerySet
 
 from judging.models import (
     CROWD_MODES,
@@ -52,13 +52,16 @@ def judge_has_judged(*, user) -> bool:
     )
 
 
-def campaign_list_judgeable(*, mode: str, provider: str = Campaign.Provider.LOCAL) -> QuerySet[Campaign]:
+def campaign_list_judgeable(*, mode: str, provider: str = Campaign.Provider.LOCAL) -> RawQuerySet:
     """Running campaigns of one mode that logged-in judges work on, oldest first; ``crowd`` includes the
-    adaptive mode, whose HITs crowd workers take the same way."""
+    adaptive mode, whose HITs crowd workers take the same way. Plain SQL: an assessor's every pair page reads
+    it (docs/decisions.md, "Plain SQL for the pair page's reads")."""
     modes = CROWD_MODES if mode == Campaign.Mode.CROWD else (mode,)
-    return Campaign.objects.filter(
-        status=Campaign.Status.RUNNING, mode__in=modes, provider=provider
-    ).order_by("created_at", "pk")
+    return Campaign.objects.raw(
+        f"SELECT * FROM {Campaign._meta.db_table} WHERE status = %s AND provider = %s"
+        f" AND mode IN ({', '.join(['%s'] * len(modes))}) ORDER BY created_at, id",
+        [Campaign.Status.RUNNING, provider, *modes],
+    )
 
 
 def judge_overview(*, roles: frozenset[str]) -> list[dict[str, object]]:
@@ -140,6 +143,37 @@ def assignment_answered_by(*, user, assignment_id: int, position: int) -> tuple[
         None,
     )
     return None if slot is None else (assignment, slot)
+
+
+def tournament_pair_answered(
+    *, campaign_topic_id: int, left_id: int, right_id: int
+) -> tuple[CampaignTopic, Item, Item] | None:
+    """The topic of a running tournament campaign and the two items of its collection that an assessor's
+    answer names, or None when any is not there. Plain SQL, one statement each (docs/decisions.md, "Plain SQL
+    for the pair page's reads")."""
+    campaign_topic = next(
+        iter(
+            CampaignTopic.objects.raw(
+                f"SELECT t.*, c.collection_id AS collection_id FROM {CampaignTopic._meta.db_table} t"
+                f" JOIN {Campaign._meta.db_table} c ON c.id = t.campaign_id"
+                " WHERE t.id = %s AND c.mode = %s AND c.status = %s",
+                [campaign_topic_id, Campaign.Mode.TOURNAMENT, Campaign.Status.RUNNING],
+            )
+        ),
+        None,
+    )
+    if campaign_topic is None:
+        return None
+    items = {
+        item.pk: item
+        for item in Item.objects.raw(
+            f"SELECT * FROM {Item._meta.db_table} WHERE collection_id = %s AND id IN (%s, %s)",
+            [campaign_topic.collection_id, left_id, right_id],
+        )
+    }
+    if left_id not in items or right_id not in items:
+        return None
+    return campaign_topic, items[left_id], items[right_id]
 
 
 def hit_question_next(*, assignment: Assignment) -> dict[str, object]:

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from config.middleware import idempotent_post
-from judging.models import Assignment, Campaign, CampaignTopic
+from judging.models import Assignment, Campaign
 from judging.selectors import (
     assignment_answered_by,
     assignment_held,
@@ -21,6 +21,7 @@ from judging.selectors import (
     judge_has_judged,
     judge_overview,
     judge_roles,
+    tournament_pair_answered,
     tournament_progress,
 )
 from judging.services import (
@@ -35,7 +36,6 @@ from judging.services import (
     worker_for_user,
 )
 from judging.views.answers import answered, parse_answer, shown_stamp
-from pools.models import Item
 
 ASSESSOR, CROWD = "assessors", "crowd"
 INSTRUCTIONS_SEEN = "judging_instructions_seen"
@@ -139,18 +139,14 @@ def judge_answer(request: HttpRequest) -> HttpResponse:
     if kind == "tournament":
         if ASSESSOR not in roles:
             return _refuse(request, "Only assessors judge tournaments.", "", status=403)
-        campaign_topic = get_object_or_404(
-            CampaignTopic.objects.select_related("campaign"),
-            pk=_int(request.POST.get("topic")),
-            campaign__mode=Campaign.Mode.TOURNAMENT,
-            campaign__status=Campaign.Status.RUNNING,
+        found = tournament_pair_answered(
+            campaign_topic_id=_int(request.POST.get("topic")),
+            left_id=_int(request.POST.get("left")),
+            right_id=_int(request.POST.get("right")),
         )
-        left_pk, right_pk = _int(request.POST.get("left")), _int(request.POST.get("right"))
-        items = Item.objects.filter(collection_id=campaign_topic.campaign.collection_id)
-        found = items.in_bulk([left_pk, right_pk])  # both in one query
-        if left_pk not in found or right_pk not in found:
-            raise Http404("no such item")
-        left, right = found[left_pk], found[right_pk]
+        if found is None:
+            raise Http404("no such tournament topic or item")
+        campaign_topic, left, right = found
         winner, loser = (left, right) if answer.side == "left" else (right, left)
         try:
             tournament_judgment_submit(
