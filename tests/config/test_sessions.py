@@ -61,3 +61,29 @@ def test_a_cache_that_is_down_costs_the_judge_nothing(cached_sessions, client):
     # then every page answers, still logged in, from the database
     assert page.status_code == 200 and confirmed.status_code == 302
     assert pair.status_code == 200 and 'id="pair-form"' in pair.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_logout_clears_the_cache_first_and_is_refused_while_it_is_down(cached_sessions, client):
+    from django.contrib.sessions.models import Session
+    from django.core.cache import caches
+
+    # given a judge logged in with cached sessions
+    crowd_campaign()
+    assert client.login(username=user_with_role("cat", "crowd").username, password=PASSWORD)
+    key = client.session.session_key
+
+    # when they log out while the cache is down, then again once it is back
+    cached_sessions.CACHES = {"default": LOCAL_CACHE | {"LOCATION": "default"}, "sessions": DEAD_REDIS}
+    with pytest.raises(Exception):  # noqa: B017 - whatever the cache client raises
+        client.post("/accounts/logout/")
+    kept = Session.objects.filter(session_key=key).exists()
+    cached_sessions.CACHES = {"default": LOCAL_CACHE | {"LOCATION": "default"}, "sessions": LOCAL_CACHE}
+    client.post("/accounts/logout/")
+
+    # then the first logout changed nothing (the session was not ended in the database while it lived on in
+    # the cache); the second ended it in both
+    assert kept
+    assert not Session.objects.filter(session_key=key).exists()
+    assert caches["sessions"].get(f"django.contrib.sessions.cached_db{key}") is None
+    assert client.get("/judge/next/").status_code == 302
