@@ -3,7 +3,7 @@
 - campaigns: ``campaign_create``, ``campaign_start``, ``campaign_delete``, ``campaign_advance`` (recovery sweep)
 - rounds: ``round_generate``, ``round_close_if_complete`` (the engine's topic machine, stored)
 - topic_state (import from ``judging.services.topic_state``): the lock-held transitions the others share,
-  ``round_open``, ``tournament_open``, ``topic_close``, ``topic_state_load``
+  ``round_store``, ``tournament_open``, ``topic_close``, ``topic_state_load``
 - hits: ``hit_build``, ``hit_discard``, ``hit_expire``, ``assignment_expire``, ``hit_expire_overdue`` (the
   overdue sweep)
 - judgments: ``worker_get_or_create``, ``worker_exclude``, ``assignment_start``, ``hit_assign_next``,

@@ -28,7 +28,7 @@ from judging.models import Campaign, CampaignTopic, Candidate, Pair, Round
 from judging.services.errors import CampaignConfigError, CampaignStateError
 from judging.services.hits import hit_build, hit_expire_overdue
 from judging.services.rounds import round_close_if_complete, round_generate
-from judging.services.topic_state import FINISHED_STATES, round_open, tournament_open
+from judging.services.topic_state import FINISHED_STATES, round_store, tournament_open
 from judging.tasks import hit_build_task
 from pools.models import Collection, GradedJudgment
 from pools.thinning import thin_pool
@@ -161,7 +161,7 @@ def campaign_start(*, campaign: Campaign, topic_ids: Sequence[str] | None = None
     )
     for campaign_topic in CampaignTopic.objects.filter(campaign=campaign).select_related("campaign", "topic"):
         if campaign.is_crowd:
-            round_open(campaign_topic=campaign_topic)
+            round_store(campaign_topic=campaign_topic)
         else:
             tournament_open(campaign_topic=campaign_topic)
     if campaign.is_crowd:

@@ -133,7 +133,7 @@ def topic_state_load(*, campaign_topic: CampaignTopic) -> TopicState:
     )
 
 
-def round_open(
+def round_store(
     *,
     campaign_topic: CampaignTopic,
     state: TopicState | None = None,
