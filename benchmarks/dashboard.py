@@ -114,7 +114,7 @@ def build_campaign(args):
     from judging.engine import PerfectOracle
     from judging.models import Assignment, Hit, Judgment
     from judging.services import campaign_create, campaign_start
-    from judging.services.simulation import campaign_simulate
+    from judging.services.simulated_crowd import campaign_simulate
     from metrics.leaderboard import campaign_runs_score
     from pools.models import GradedJudgment
     from pools.services import collection_create, qrels_import, run_import

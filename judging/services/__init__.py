@@ -14,7 +14,7 @@
 - pausing: ``campaign_pause``, ``campaign_resume``, ``campaign_publish_more``
 - exports: ``export_request``, ``export_build`` (files with their checksum; import from
   ``judging.services.exports``)
-- simulation (import from ``judging.services.simulation``): ``campaign_simulate``, ``tournament_simulate``,
+- simulated_crowd (import from ``judging.services.simulated_crowd``): ``campaign_simulate``, ``tournament_simulate``,
   simulated workers and assessors driving these services with an engine oracle
 """
 
