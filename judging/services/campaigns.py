@@ -29,7 +29,6 @@ from judging.services.errors import CampaignConfigError, CampaignStateError
 from judging.services.hits import hit_build, hit_expire_overdue
 from judging.services.rounds import round_close_if_complete, round_generate
 from judging.services.topic_state import FINISHED_STATES, round_store, tournament_open
-from judging.tasks import hit_build_task
 from pools.models import Collection, GradedJudgment
 from pools.thinning import thin_pool
 
@@ -165,7 +164,7 @@ def campaign_start(*, campaign: Campaign, topic_ids: Sequence[str] | None = None
         else:
             tournament_open(campaign_topic=campaign_topic)
     if campaign.is_crowd:
-        enqueue_on_commit(hit_build_task, campaign.pk)
+        enqueue_on_commit("judging.tasks.hit_build_task", campaign.pk)
     campaign.refresh_from_db()
     return campaign
 

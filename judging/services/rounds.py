@@ -33,7 +33,6 @@ from judging.services.topic_state import (
     topic_close,
     worker_key,
 )
-from judging.tasks import hit_build_task
 
 
 @transaction.atomic
@@ -112,7 +111,7 @@ def round_close_if_complete(*, round: Round) -> bool:
         if round_store(campaign_topic=campaign_topic, state=closing.state, item_ids=dict(candidates)):
             # Only new pairs give HIT building something to do; a finished topic queues none.
             campaign_id = campaign.pk
-            enqueue_on_commit(hit_build_task, campaign_id)
+            enqueue_on_commit("judging.tasks.hit_build_task", campaign_id)
     else:
         assert closing.ranked is not None  # a closed stage-2 round always ranks the pool
         round.outcome = {"wins": closing.wins}
@@ -164,4 +163,4 @@ def _adaptive_round_close(*, campaign_topic: CampaignTopic, round: Round) -> Non
     round.save(update_fields=["outcome", "closed_at"])
     if round_store(campaign_topic=campaign_topic):
         campaign_id = campaign.pk
-        enqueue_on_commit(hit_build_task, campaign_id)
+        enqueue_on_commit("judging.tasks.hit_build_task", campaign_id)
