@@ -8,11 +8,13 @@ for Arrow to numpy, a buffer wrap for numpy to Arrow (both zero-copy for contigu
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import numpy.typing as npt
 import pyarrow as pa
+
+if TYPE_CHECKING:
+    import numpy.typing as npt  # annotations only: its import is a tenth of numpy's
 
 
 def to_numpy(array: pa.Array | pa.ChunkedArray, *, fill: float | None = None) -> npt.NDArray[Any]:

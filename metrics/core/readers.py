@@ -161,10 +161,12 @@ def _qrels_from_table(table: pa.Table) -> Qrels:
     )
 
 
-def read_run(path: str | Path) -> Run:
-    """Read a TREC run file (6 columns); the rank column is ignored, the runid is taken from the last line."""
+def read_run(path: str | Path, *, use_threads: bool = True) -> Run:
+    """Read a TREC run file (6 columns); the rank column is ignored, the runid is taken from the last line.
+    ``use_threads=False`` parses on the calling thread only: cheaper in CPU (no hand-over between Arrow's
+    threads) where the caller already reads several runs at once, one per thread."""
     path = Path(path)
-    run = _read_run_arrow(path)
+    run = _read_run_arrow(path, use_threads=use_threads)
     if run is not None:
         return run
     frame = _read_columns(path, RUN_COLUMNS, float_column="score")
@@ -177,9 +179,9 @@ def read_run(path: str | Path) -> Run:
     )
 
 
-def _read_run_arrow(path: Path) -> Run | None:
+def _read_run_arrow(path: Path, *, use_threads: bool = True) -> Run | None:
     """The fast path: Arrow's CSV reader with the delimiter of the first line; None when it does not apply."""
-    table = _read_table_arrow(path, RUN_COLUMNS, float_column="score")
+    table = _read_table_arrow(path, RUN_COLUMNS, float_column="score", use_threads=use_threads)
     if table is None:
         return None
     return Run(
@@ -190,7 +192,9 @@ def _read_run_arrow(path: Path) -> Run | None:
     )
 
 
-def _read_table_arrow(path: Path, columns: tuple[str, ...], *, float_column: str) -> pa.Table | None:
+def _read_table_arrow(
+    path: Path, columns: tuple[str, ...], *, float_column: str, use_threads: bool = True
+) -> pa.Table | None:
     """Arrow's CSV reader with the delimiter of the first line; None when it does not apply (the pandas path
     then reads the file or names its first bad line). The q0 and rank columns are not kept."""
     try:
@@ -208,7 +212,9 @@ def _read_table_arrow(path: Path, columns: tuple[str, ...], *, float_column: str
             path,
             # 4 MiB blocks (default 1 MiB): a TREC run of 200,000 lines parses in two blocks, one per core,
             # with a third less CPU than in eight (benchmarks/measures.py).
-            read_options=pa_csv.ReadOptions(column_names=list(columns), block_size=4 << 20),
+            read_options=pa_csv.ReadOptions(
+                column_names=list(columns), block_size=4 << 20, use_threads=use_threads
+            ),
             parse_options=pa_csv.ParseOptions(delimiter=delimiter, quote_char=False, ignore_empty_lines=True),
             convert_options=pa_csv.ConvertOptions(
                 column_types={name: pa.float64() if name == float_column else string for name in columns},
