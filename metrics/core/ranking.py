@@ -90,9 +90,7 @@ def rank_run(run: Run, *, ties: TieRule, duplicates: DuplicateRule) -> RankedRun
         raise ValueError(f"unknown tie rule {ties!r}")
     if duplicates not in ("keep", "collapse"):
         raise ValueError(f"unknown duplicate rule {duplicates!r}")
-    topic_encoded = pc.dictionary_encode(run.topic)
-    topics = np.asarray(topic_encoded.dictionary.to_pylist(), dtype=object)
-    topic_code = to_numpy(topic_encoded.indices).astype(np.int64)
+    topics, topic_code = _topic_codes(run.topic)
     last_copy = _last_copy_rows(topic_code, run.docid)
     score = run.score
     rows = np.arange(len(score))
@@ -145,6 +143,23 @@ def rank_run(run: Run, *, ties: TieRule, duplicates: DuplicateRule) -> RankedRun
     return RankedRun(runid=run.runid, topics=topics, offsets=offsets, docid=docid)
 
 
+def _topic_codes(topic: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct topics in order of first appearance, each line's index in them). A run file lists each topic
+    in one block (the usual case): then only the first line of each block is hashed, else every line is."""
+    n = len(topic)
+    if n > 1:
+        is_new_block = pc.not_equal(topic.slice(1), topic.slice(0, n - 1))
+        block_starts = np.concatenate(([0], to_numpy(pc.indices_nonzero(is_new_block)).astype(np.int64) + 1))
+        heads = pc.dictionary_encode(topic.take(from_numpy(block_starts)))
+        if len(heads.dictionary) == len(block_starts):  # no topic in two blocks
+            codes = np.repeat(np.arange(len(block_starts)), np.diff(np.append(block_starts, n)))
+            return np.asarray(heads.dictionary.to_pylist(), dtype=object), codes
+    encoded = pc.dictionary_encode(topic)
+    return np.asarray(encoded.dictionary.to_pylist(), dtype=object), to_numpy(encoded.indices).astype(
+        np.int64
+    )
+
+
 def _is_in_rank_order(topic_code: np.ndarray, score: np.ndarray) -> bool:
     """Topics contiguous (codes follow first appearance, so non-decreasing) and scores non-increasing in each."""
     same_topic = topic_code[1:] == topic_code[:-1]
@@ -156,32 +171,62 @@ BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)
 FINGERPRINT_MAX_BYTES = 64
 
 
-def _string_fingerprints(strings: pa.Array) -> np.ndarray | None:
+@dataclass(frozen=True)
+class _StringBytes:
+    """A string array's bytes as Arrow holds them: each string's start and length in ``words``, a view of the
+    bytes in which every position starts a little-endian 8-byte word (padded past the end, no copy per word)."""
+
+    starts: np.ndarray
+    lengths: np.ndarray
+    longest: int
+    words: np.ndarray
+
+    @classmethod
+    def of(cls, strings: pa.Array) -> _StringBytes:
+        _, offsets_buffer, data = strings.buffers()
+        offset_type = np.int64 if pa.types.is_large_string(strings.type) else np.int32
+        offsets = np.frombuffer(offsets_buffer, dtype=offset_type, count=strings.offset + len(strings) + 1)
+        offsets = offsets[strings.offset :]
+        lengths = np.diff(offsets)
+        longest = int(lengths.max()) if len(lengths) else 0
+        first, last = int(offsets[0]), int(offsets[-1])
+        # Padded so that a word read at any string's start plus any chunk of it stays inside the buffer.
+        padded = np.zeros(last - first + longest + 8, dtype=np.uint8)
+        if data is not None:
+            padded[: last - first] = np.frombuffer(data, dtype=np.uint8, count=last)[first:]
+        words = np.ndarray(shape=(last - first + longest + 1,), dtype="<u8", buffer=padded, strides=(1,))
+        return cls(starts=offsets[:-1] - first, lengths=lengths, longest=longest, words=words)
+
+
+def _string_tail_keys(strings: _StringBytes) -> np.ndarray:
+    """A cheap 64-bit key of each string: its length and its last 8 bytes (all of it when shorter), one word
+    read per string (equal strings, equal keys). Identifiers differ most at their end, so the docids of a run
+    rarely share a key; when two do, the full fingerprints decide."""
+    lengths = strings.lengths
+    is_long = lengths >= 8
+    word = strings.words[np.where(is_long, strings.starts + lengths - 8, strings.starts)]
+    if not is_long.all():
+        word &= BYTE_MASKS[np.minimum(lengths, 8)]
+    key = lengths.astype(np.uint64)
+    key *= FINGERPRINT_MULTIPLIER
+    key += word
+    return key
+
+
+def _string_fingerprints(strings: _StringBytes) -> np.ndarray | None:
     """A 64-bit polynomial fingerprint of each string, read 8 bytes at a time from Arrow's buffers (equal
     strings, equal fingerprints); None when a string is longer than ``FINGERPRINT_MAX_BYTES``."""
-    _, offsets_buffer, data = strings.buffers()
-    offset_type = np.int64 if pa.types.is_large_string(strings.type) else np.int32
-    offsets = np.frombuffer(offsets_buffer, dtype=offset_type, count=strings.offset + len(strings) + 1)
-    offsets = offsets[strings.offset :].astype(np.int64)
-    lengths = np.diff(offsets)
-    longest = int(lengths.max()) if len(lengths) else 0
+    longest, lengths, words, starts = strings.longest, strings.lengths, strings.words, strings.starts
     if longest > FINGERPRINT_MAX_BYTES:
         return None
-    raw = (
-        np.frombuffer(data, dtype=np.uint8)[offsets[0] : offsets[-1]]
-        if data is not None
-        else np.empty(0, np.uint8)
-    )
-    padded = np.zeros(len(raw) + 8, dtype=np.uint8)
-    padded[: len(raw)] = raw
-    # Every byte position as the start of a little-endian 8-byte word (unaligned view, no copy).
-    words = np.ndarray(shape=(len(raw) + 1,), dtype="<u8", buffer=padded, strides=(1,))
-    starts = offsets[:-1] - offsets[0]
     fingerprint = lengths.astype(np.uint64)
     for chunk in range(0, longest, 8):
-        remaining = np.clip(lengths - chunk, 0, 8)
-        word = words[np.minimum(starts + chunk, len(raw))] & BYTE_MASKS[remaining]
-        fingerprint = fingerprint * FINGERPRINT_MULTIPLIER + word
+        word = words[starts + chunk]
+        remaining = lengths - chunk
+        if int(remaining.min()) < 8:  # bytes past a string's end are masked off
+            word &= BYTE_MASKS[np.minimum(np.maximum(remaining, 0), 8)]
+        fingerprint *= FINGERPRINT_MULTIPLIER
+        fingerprint += word
     return fingerprint
 
 
@@ -197,8 +242,14 @@ def _are_distinct(fingerprints: np.ndarray | None, topic_code: np.ndarray) -> bo
 def _last_copy_rows(topic_code: np.ndarray, docid: pa.Array) -> np.ndarray | None:
     """For each line, the last line (file order) with the same (topic, docid); None when no pair repeats."""
     n = len(topic_code)
-    # The common case, no (topic, docid) repeated: distinct fingerprints prove it without hashing strings.
-    if n < 2 or _are_distinct(_string_fingerprints(docid), topic_code):
+    if n < 2:
+        return None
+    # The common case, no (topic, docid) repeated: distinct keys prove it without hashing strings, the tail
+    # keys (one word per docid) mostly, else the full fingerprints.
+    docid_bytes = _StringBytes.of(docid)
+    if _are_distinct(_string_tail_keys(docid_bytes), topic_code):
+        return None
+    if _are_distinct(_string_fingerprints(docid_bytes), topic_code):
         return None
     docid_rank = to_numpy(pc.rank(docid, sort_keys="ascending", tiebreaker="dense")).astype(np.int64)
     pair = topic_code * (int(docid_rank.max()) + 1) + docid_rank

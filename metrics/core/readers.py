@@ -238,9 +238,7 @@ def _read_table_arrow(
     for name in table.column_names:
         if name == float_column:
             continue
-        column = table.column(name).combine_chunks()
-        lengths = pc.min_max(pc.binary_length(column)).as_py()
-        if lengths["min"] == 0 or lengths["max"] > MAX_LINE_BYTES or _has_space_or_control(column):
+        if _has_bad_field(table.column(name).combine_chunks()):
             return None
     return table
 
@@ -267,16 +265,22 @@ def _has_long_line(data: bytes) -> bool:
     return bool((np.diff(bounds) - 1 > MAX_LINE_BYTES).any())
 
 
-def _has_space_or_control(strings: pa.Array) -> bool:
-    """Whether any string holds a space, a tab or another control character: one vectorised pass over the
-    array's UTF-8 bytes (bytes below 0x21 and 0x7F are never part of a multi-byte character)."""
-    _, offsets_buffer, data = strings.buffers()
-    if data is None or len(strings) == 0:
+def _has_bad_field(strings: pa.Array) -> bool:
+    """Whether any string is empty, longer than ``MAX_LINE_BYTES``, or holds a space, a tab or another control
+    character. Read from the array's buffers: lengths from the offsets, and the UTF-8 bytes in two passes that
+    allocate nothing, their minimum (below 0x21: a space or control) and a search for DEL (0x7F); neither byte
+    is ever part of a multi-byte character."""
+    if len(strings) == 0:
         return False
-    offsets = np.frombuffer(offsets_buffer, dtype=np.int32)
-    start, end = offsets[strings.offset], offsets[strings.offset + len(strings)]
-    raw = np.frombuffer(data, dtype=np.uint8)[start:end]
-    return bool(((raw < 0x21) | (raw == 0x7F)).any())
+    _, offsets_buffer, data = strings.buffers()
+    offset_type = np.int64 if pa.types.is_large_string(strings.type) else np.int32
+    offsets = np.frombuffer(offsets_buffer, dtype=offset_type, count=strings.offset + len(strings) + 1)
+    offsets = offsets[strings.offset :]
+    lengths = np.diff(offsets)
+    if int(lengths.min()) == 0 or int(lengths.max()) > MAX_LINE_BYTES:
+        return True
+    raw = np.frombuffer(data, dtype=np.uint8, count=int(offsets[-1]))[int(offsets[0]) :]
+    return int(raw.min()) < 0x21 or raw.tobytes().find(b"\x7f") >= 0
 
 
 def _qrels_from_frame(frame: pd.DataFrame) -> Qrels:
