@@ -20,9 +20,8 @@ from typing import Final, Literal
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from metrics.core.arrays import from_numpy, to_numpy
+from metrics.core.arrays import RankOptions, SetLookupOptions, SortOptions, arrow_call, from_numpy, to_numpy
 from metrics.core.readers import Qrels, Run
 
 DOCID_ASCENDING: Final = "docid_ascending"
@@ -111,8 +110,10 @@ def rank_run(run: Run, *, ties: TieRule, duplicates: DuplicateRule) -> RankedRun
         sorted_topic, sorted_score = columns["topic"], columns["score"]
     else:
         order = to_numpy(
-            pc.sort_indices(
-                pa.table({name: from_numpy(values) for name, values in columns.items()}), sort_keys=sort_keys
+            arrow_call(
+                "sort_indices",
+                pa.table({name: from_numpy(values) for name, values in columns.items()}),
+                options=SortOptions(sort_keys=sort_keys),
             )
         )
         sorted_topic, sorted_score = columns["topic"][order], columns["score"][order]
@@ -122,13 +123,21 @@ def rank_run(run: Run, *, ties: TieRule, duplicates: DuplicateRule) -> RankedRun
         is_tied[:-1] |= is_tied[1:]
         tied = order[is_tied]
         docid_rank = np.zeros(len(rows), dtype=np.int64)
-        docid_rank[tied] = to_numpy(pc.rank(run.docid.take(from_numpy(rows[tied])), tiebreaker="dense"))
+        docid_rank[tied] = to_numpy(
+            arrow_call(
+                "rank",
+                arrow_call("take", run.docid, from_numpy(rows[tied])),
+                options=RankOptions(tiebreaker="dense"),
+            )
+        )
         columns["docid"] = docid_rank
         is_sorted = False
         sort_keys.append(("docid", "ascending" if ties == DOCID_ASCENDING else "descending"))
         order = to_numpy(
-            pc.sort_indices(
-                pa.table({name: from_numpy(values) for name, values in columns.items()}), sort_keys=sort_keys
+            arrow_call(
+                "sort_indices",
+                pa.table({name: from_numpy(values) for name, values in columns.items()}),
+                options=SortOptions(sort_keys=sort_keys),
             )
         )
     counts = np.bincount(columns["topic"], minlength=len(topics))
@@ -139,7 +148,7 @@ def rank_run(run: Run, *, ties: TieRule, duplicates: DuplicateRule) -> RankedRun
     else:
         ranked_rows = rows[order]
         is_file_order = len(ranked_rows) == len(score) and bool(np.all(ranked_rows == np.arange(len(score))))
-        docid = run.docid if is_file_order else run.docid.take(from_numpy(ranked_rows))
+        docid = run.docid if is_file_order else arrow_call("take", run.docid, from_numpy(ranked_rows))
     return RankedRun(runid=run.runid, topics=topics, offsets=offsets, docid=docid)
 
 
@@ -148,13 +157,15 @@ def _topic_codes(topic: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     in one block (the usual case): then only the first line of each block is hashed, else every line is."""
     n = len(topic)
     if n > 1:
-        is_new_block = pc.not_equal(topic.slice(1), topic.slice(0, n - 1))
-        block_starts = np.concatenate(([0], to_numpy(pc.indices_nonzero(is_new_block)).astype(np.int64) + 1))
-        heads = pc.dictionary_encode(topic.take(from_numpy(block_starts)))
+        is_new_block = arrow_call("not_equal", topic.slice(1), topic.slice(0, n - 1))
+        block_starts = np.concatenate(
+            ([0], to_numpy(arrow_call("indices_nonzero", is_new_block)).astype(np.int64) + 1)
+        )
+        heads = arrow_call("dictionary_encode", arrow_call("take", topic, from_numpy(block_starts)))
         if len(heads.dictionary) == len(block_starts):  # no topic in two blocks
             codes = np.repeat(np.arange(len(block_starts)), np.diff(np.append(block_starts, n)))
             return np.asarray(heads.dictionary.to_pylist(), dtype=object), codes
-    encoded = pc.dictionary_encode(topic)
+    encoded = arrow_call("dictionary_encode", topic)
     return np.asarray(encoded.dictionary.to_pylist(), dtype=object), to_numpy(encoded.indices).astype(
         np.int64
     )
@@ -251,7 +262,9 @@ def _last_copy_rows(topic_code: np.ndarray, docid: pa.Array) -> np.ndarray | Non
         return None
     if _are_distinct(_string_fingerprints(docid_bytes), topic_code):
         return None
-    docid_rank = to_numpy(pc.rank(docid, sort_keys="ascending", tiebreaker="dense")).astype(np.int64)
+    docid_rank = to_numpy(
+        arrow_call("rank", docid, options=RankOptions(sort_keys="ascending", tiebreaker="dense"))
+    ).astype(np.int64)
     pair = topic_code * (int(docid_rank.max()) + 1) + docid_rank
     sorted_pair = np.sort(pair)
     if not (sorted_pair[1:] == sorted_pair[:-1]).any():
@@ -317,7 +330,9 @@ def _judged_positions(
     result = np.full(len(judged_code), NOT_RETRIEVED, dtype=np.int64)
     if len(judged_code) == 0 or len(ranked.docid) == 0:
         return result
-    run_code = to_numpy(pc.index_in(ranked.docid, value_set=vocabulary), fill=-1)
+    run_code = to_numpy(
+        arrow_call("index_in", ranked.docid, options=SetLookupOptions(value_set=vocabulary)), fill=-1
+    )
     hit = np.flatnonzero(run_code >= 0)
     hit_topic = np.searchsorted(ranked.offsets, hit, side="right") - 1
     hit_position = hit - ranked.offsets[hit_topic]

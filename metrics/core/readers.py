@@ -32,10 +32,9 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
-from metrics.core.arrays import strings_to_arrow, to_numpy
+from metrics.core.arrays import arrow_call, strings_to_arrow, to_numpy
 from trecio import TrecFormatError, open_binary
 from trecio.text import MAX_LINE_BYTES, decode_line, is_blank, iter_raw_lines, parse_finite, split_columns
 
@@ -139,7 +138,7 @@ def read_qrels(path: str | Path) -> Qrels:
 def _first_seen_codes(strings: np.ndarray | pa.Array) -> tuple[pa.Array, np.ndarray]:
     """(distinct strings in first-seen order as an Arrow array, each entry's index in it), as pandas.factorize."""
     array = strings if isinstance(strings, pa.Array) else strings_to_arrow(strings)
-    encoded = pc.dictionary_encode(array)
+    encoded = arrow_call("dictionary_encode", array)
     return encoded.dictionary, to_numpy(encoded.indices).astype(np.int64)
 
 
@@ -229,7 +228,7 @@ def _read_table_arrow(
     if table.num_rows == 0:
         return None
     number = table.column(float_column).combine_chunks()
-    if number.null_count or not pc.all(pc.is_finite(number)).as_py():
+    if number.null_count or not arrow_call("all", arrow_call("is_finite", number)).as_py():
         return None
     # An empty field or one holding the other delimiter (tab vs space) would hide a wrong field count; a
     # control character is refused as the streaming reader refuses it (trecio.text.split_columns).
