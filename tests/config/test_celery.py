@@ -2,7 +2,10 @@
 task, and a wrong one fails in the service, before anything is committed."""
 
 import ast
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -54,3 +57,25 @@ def test_a_wrong_task_name_fails_in_the_service_not_after_commit(django_capture_
 
     # Then it raises at once and nothing waits for the commit
     assert callbacks == []
+
+
+def test_a_process_that_never_imported_the_tasks_finds_them_by_name():
+    # Given a fresh process with Django set up, as a web worker is: no tasks module imported yet
+    code = (
+        "import sys, django; django.setup()\n"
+        "assert 'judging.tasks' not in sys.modules and 'metrics.tasks' not in sys.modules\n"
+        "from config.celery import registered_task\n"
+        "print(registered_task('judging.tasks.hit_build_task').name, registered_task('metrics.tasks.run_validate_task').name)\n"
+    )
+    # When it looks two tasks up by name
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO_DIR,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings_test"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    # Then the apps' tasks modules were imported and both are found
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["judging.tasks.hit_build_task", "metrics.tasks.run_validate_task"]
