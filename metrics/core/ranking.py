@@ -179,15 +179,19 @@ def _is_in_rank_order(topic_code: np.ndarray, score: np.ndarray) -> bool:
 
 FINGERPRINT_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # odd, so multiplying mixes without losing bits
 BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)
+# The top k bytes of a little-endian word: the last k bytes of the 8 that end where a string ends.
+HIGH_BYTE_MASKS = np.array([((1 << 64) - 1) ^ ((1 << (8 * (8 - k))) - 1) for k in range(9)], dtype=np.uint64)
 FINGERPRINT_MAX_BYTES = 64
 
 
 @dataclass(frozen=True)
 class _StringBytes:
-    """A string array's bytes as Arrow holds them: each string's start and length in ``words``, a view of the
-    bytes in which every position starts a little-endian 8-byte word (padded past the end, no copy per word)."""
+    """A string array's bytes as Arrow holds them: each string's start, end and length in ``words``, a view of
+    the bytes in which every position starts a little-endian 8-byte word (padded with 8 zero bytes before the
+    first string and past the last, so a word may start 8 bytes before any end; no copy per word)."""
 
     starts: np.ndarray
+    ends: np.ndarray
     lengths: np.ndarray
     longest: int
     words: np.ndarray
@@ -201,12 +205,22 @@ class _StringBytes:
         lengths = np.diff(offsets)
         longest = int(lengths.max()) if len(lengths) else 0
         first, last = int(offsets[0]), int(offsets[-1])
-        # Padded so that a word read at any string's start plus any chunk of it stays inside the buffer.
-        padded = np.zeros(last - first + longest + 8, dtype=np.uint8)
+        size = last - first
+        # Padded so that a word read 8 bytes before any end, or at any start plus any chunk, stays inside.
+        padded = np.empty(8 + size + longest + 8, dtype=np.uint8)
+        padded[:8] = 0
+        padded[8 + size :] = 0
         if data is not None:
-            padded[: last - first] = np.frombuffer(data, dtype=np.uint8, count=last)[first:]
-        words = np.ndarray(shape=(last - first + longest + 1,), dtype="<u8", buffer=padded, strides=(1,))
-        return cls(starts=offsets[:-1] - first, lengths=lengths, longest=longest, words=words)
+            padded[8 : 8 + size] = np.frombuffer(data, dtype=np.uint8, count=last)[first:]
+        words = np.ndarray(shape=(size + longest + 9,), dtype="<u8", buffer=padded, strides=(1,))
+        shift = 8 - first
+        return cls(
+            starts=offsets[:-1] + shift,
+            ends=offsets[1:] - first,
+            lengths=lengths,
+            longest=longest,
+            words=words,
+        )
 
 
 def _string_tail_keys(strings: _StringBytes) -> np.ndarray:
@@ -214,10 +228,10 @@ def _string_tail_keys(strings: _StringBytes) -> np.ndarray:
     read per string (equal strings, equal keys). Identifiers differ most at their end, so the docids of a run
     rarely share a key; when two do, the full fingerprints decide."""
     lengths = strings.lengths
-    is_long = lengths >= 8
-    word = strings.words[np.where(is_long, strings.starts + lengths - 8, strings.starts)]
-    if not is_long.all():
-        word &= BYTE_MASKS[np.minimum(lengths, 8)]
+    # The word of the 8 bytes that end where the string ends (``ends`` index the padded view, 8 bytes ahead).
+    word = strings.words[strings.ends]
+    if int(lengths.min()) < 8:  # a short string's word starts in the bytes before it: masked off
+        word &= HIGH_BYTE_MASKS[np.minimum(lengths, 8)]
     key = lengths.astype(np.uint64)
     key *= FINGERPRINT_MULTIPLIER
     key += word
@@ -246,7 +260,9 @@ def _are_distinct(fingerprints: np.ndarray | None, topic_code: np.ndarray) -> bo
     also mean a fingerprint collision, which the exact check then settles."""
     if fingerprints is None:
         return False
-    key = np.sort(fingerprints * FINGERPRINT_MULTIPLIER + topic_code.astype(np.uint64))
+    key = fingerprints * FINGERPRINT_MULTIPLIER
+    key += topic_code.astype(np.uint64, copy=False)
+    key.sort()
     return not bool((key[1:] == key[:-1]).any())
 
 
