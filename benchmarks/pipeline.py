@@ -163,7 +163,7 @@ def run_mode(args: argparse.Namespace) -> dict:
     from judging.models import Campaign
     from judging.selectors import campaign_candidate_pools, campaign_progress, campaign_ranked
     from judging.services import campaign_create, campaign_start
-    from judging.services.simulation import campaign_simulate
+    from judging.services.simulated_crowd import campaign_simulate
     from pools.models import Topic
     from pools.services import collection_create, qrels_import
     from pools.trec import read_qrels

@@ -29,8 +29,7 @@ from judging.models import Campaign, CampaignTopic, Candidate, Pair, Round
 from judging.services.errors import CampaignConfigError, CampaignStateError
 from judging.services.hits import hit_build, hit_expire_overdue
 from judging.services.rounds import round_close_if_complete, round_generate
-from judging.services.topic_state import FINISHED_STATES, round_open, rounds_open_first, tournament_open
-from judging.tasks import hit_build_task
+from judging.services.topic_state import FINISHED_STATES, round_store, rounds_open_first, tournament_open
 from pools.models import Collection, GradedJudgment
 from pools.thinning import thin_pool
 
@@ -189,11 +188,11 @@ def campaign_start(*, campaign: Campaign, topic_ids: Sequence[str] | None = None
     else:
         for campaign_topic in campaign_topics:
             if campaign.is_crowd:
-                round_open(campaign_topic=campaign_topic)
+                round_store(campaign_topic=campaign_topic)
             else:
                 tournament_open(campaign_topic=campaign_topic)
     if campaign.is_crowd:
-        enqueue_on_commit(hit_build_task, campaign.pk)
+        enqueue_on_commit("judging.tasks.hit_build_task", campaign.pk)
     campaign.refresh_from_db()
     return campaign
 

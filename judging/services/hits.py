@@ -287,8 +287,6 @@ def _hit_close(*, hit: Hit, status: str) -> Hit:
     """Close an open HIT as discarded or expired: the one place that ends a HIT without counting it. An
     assignment still in progress gets the same fate, the unjudged pairs go back to the queue and HIT building
     is queued after commit. The caller is atomic."""
-    from judging.tasks import hit_build_task
-
     hit = Hit.objects.select_for_update().get(pk=hit.pk)
     if hit.status != Hit.Status.OPEN:
         return hit
@@ -301,7 +299,7 @@ def _hit_close(*, hit: Hit, status: str) -> Hit:
     hit.assignments.filter(status=Assignment.Status.IN_PROGRESS).update(status=assignment_status)
     Pair.objects.filter(hit=hit, winner__isnull=True).update(hit=None)
     campaign_id = hit.campaign_id
-    enqueue_on_commit(hit_build_task, campaign_id)
+    enqueue_on_commit("judging.tasks.hit_build_task", campaign_id)
     return hit
 
 

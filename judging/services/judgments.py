@@ -18,7 +18,7 @@ from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from config.celery import enqueue
+from config.celery import enqueue, registered_task
 from judging.models import Assignment, Campaign, Hit, HitSlot, Judgment, Pair, Round, Worker
 from judging.services.errors import (
     AssignmentClosedError,
@@ -41,7 +41,6 @@ from judging.services.hits import (
     hit_discard,
     hit_is_past_lifetime,
 )
-from judging.tasks import round_close_if_complete_task
 
 UNKNOWN = object()  # "not read yet", beside None ("read: there is none")
 # What holds a HIT so nobody else gets it: a counted assignment, or one in progress the provider vouched for
@@ -545,11 +544,11 @@ def confirmation_sync_soon(*, campaign_id: int) -> None:
     invented ids must not become a flood of provider calls; the periodic sync catches the rest)."""
     from django.core.cache import cache
 
-    from judging.tasks import crowd_sync_task
-
     def queue() -> None:
         if cache.add(f"toppref:confirmation-sync:{campaign_id}", 1, timeout=CONFIRMATION_SYNC_DELAY_SECONDS):
-            crowd_sync_task.apply_async((campaign_id,), countdown=CONFIRMATION_SYNC_DELAY_SECONDS)
+            registered_task("judging.tasks.crowd_sync_task").apply_async(
+                (campaign_id,), countdown=CONFIRMATION_SYNC_DELAY_SECONDS
+            )
 
     transaction.on_commit(queue)
 
@@ -623,4 +622,4 @@ def _rounds_close_complete(round_ids: list[int]) -> None:
         .values_list("pk", flat=True)
     )
     for round_id in list(complete):
-        enqueue(round_close_if_complete_task, round_id)
+        enqueue("judging.tasks.round_close_if_complete_task", round_id)

@@ -133,7 +133,7 @@ def topic_state_load(*, campaign_topic: CampaignTopic) -> TopicState:
     )
 
 
-def round_open(
+def round_store(
     *,
     campaign_topic: CampaignTopic,
     state: TopicState | None = None,
@@ -182,9 +182,9 @@ def rounds_open_first(
     *, campaign: Campaign, states: Sequence[tuple[CampaignTopic, TopicState]], item_ids: Mapping[str, int]
 ) -> None:
     """Open the first round of every topic of a starting crowd campaign (``states``: each new topic with its
-    state, in the order ``round_open`` would take them one by one): the same rounds and pairs, stored in the
+    state, in the order ``round_store`` would take them one by one): the same rounds and pairs, stored in the
     same order, in a few statements for the whole campaign instead of a handful per topic. Topics whose plan
-    has no pairs (0-1 candidates) finish as ``round_open`` finishes them. ``item_ids`` maps every candidate's
+    has no pairs (0-1 candidates) finish as ``round_store`` finishes them. ``item_ids`` maps every candidate's
     docid to its item id. The caller holds the campaign's lock and created the topics in its transaction."""
     params = campaign_params(campaign)
     openings = [
