@@ -168,7 +168,8 @@ def tournament_pair_answered(
         item.pk: item
         for item in Item.objects.raw(
             f"SELECT * FROM {Item._meta.db_table} WHERE collection_id = %s AND id IN (%s, %s)",
-            [campaign_topic.collection_id, left_id, right_id],
+            # ``collection_id`` is the column the raw query above annotates from the campaign.
+            [campaign_topic.collection_id, left_id, right_id],  # type: ignore[attr-defined]
         )
     }
     if left_id not in items or right_id not in items:
