@@ -37,6 +37,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--postgres", help="PostgreSQL server URL without a database (default: SQLite)")
     parser.add_argument(
+        "--database",
+        default=BENCH_DATABASE,
+        help=f"the PostgreSQL database it drops and recreates (default {BENCH_DATABASE})",
+    )
+    parser.add_argument(
         "--requests", type=int, default=60, help="pairs answered per kind of judge (default 60)"
     )
     args = parser.parse_args()
@@ -44,9 +49,9 @@ def main() -> int:
         import psycopg
 
         with psycopg.connect(f"{args.postgres}/postgres", autocommit=True) as connection:
-            connection.execute(f"DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)")
-            connection.execute(f"CREATE DATABASE {BENCH_DATABASE}")
-        os.environ["DATABASE_URL"] = f"{args.postgres}/{BENCH_DATABASE}"
+            connection.execute(f"DROP DATABASE IF EXISTS {args.database} WITH (FORCE)")
+            connection.execute(f"CREATE DATABASE {args.database}")
+        os.environ["DATABASE_URL"] = f"{args.postgres}/{args.database}"
         database = "PostgreSQL"
     else:
         os.environ["DATABASE_URL"] = f"sqlite:///{tempfile.mkdtemp(prefix='toppref-bench-')}/bench.sqlite3"

@@ -2,7 +2,9 @@
 
 ``enqueue_on_commit`` is how every service queues follow-up work: after the transaction commits, and never
 raising to the caller when the broker cannot take the message (the committed work stands; the periodic sweep,
-``judging.services.sweep``, redoes what the lost task would have done)."""
+``judging.services.sweep``, redoes what the lost task would have done). Services name the task by its registered
+name ("judging.tasks.hit_build_task"), never by importing the tasks module: tasks call services, so the name is
+what breaks the cycle (docs/decisions.md "Services enqueue tasks by registered name")."""
 
 import logging
 import os
@@ -32,9 +34,26 @@ def broker_errors() -> tuple[type[BaseException], ...]:
     return (*errors, RedisError)
 
 
+def registered_task(name: str):
+    """The task registered as ``name``. The apps' tasks modules are imported on the first look-up, as a worker
+    imports them at start (Celery's autodiscovery); an unknown name raises ``KeyError`` (a bug, not a broker
+    failure)."""
+    if name not in app.tasks:
+        app.loader.import_default_modules()
+    return app.tasks[name]
+
+
+def task_signature(name: str, *args, **kwargs):
+    """An immutable signature of the task registered as ``name`` (for chains: build, then publish)."""
+    return registered_task(name).si(*args, **kwargs)
+
+
 def enqueue(task, *args, **kwargs) -> bool:
     """Send ``task(*args, **kwargs)`` to the broker now; False (logged) when the broker could not take it.
-    With eager Celery (no broker) the task runs here and its own errors propagate, as in the tests."""
+    ``task`` is a registered task name, a task or a signature. With eager Celery (no broker) the task runs
+    here and its own errors propagate, as in the tests."""
+    if isinstance(task, str):
+        task = registered_task(task)
     try:
         task.delay(*args, **kwargs)
     except broker_errors() as error:
@@ -57,4 +76,6 @@ def enqueue_on_commit(task, *args, **kwargs) -> None:
     reported as a success, and the sweep finds the state the task would have advanced."""
     from django.db import transaction
 
+    if isinstance(task, str):
+        task = registered_task(task)  # now, so that a wrong name fails in the service, not after commit
     transaction.on_commit(lambda: enqueue(task, *args, **kwargs))

@@ -8,6 +8,7 @@ here replace a dependency; see docs/decisions.md "Judging pages".
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from functools import wraps
 
@@ -23,12 +24,16 @@ from judging.crowd.origins import (
     mturk_submit_origins,
 )
 
+logger = logging.getLogger(__name__)
+
 __all__ = [
     "MTURK_FRAME_ANCESTORS",
     "MTURK_SUBMIT_ORIGINS",
     "PROLIFIC_ORIGIN",
     "ContentSecurityPolicyMiddleware",
+    "DroppedConnectionRetryMiddleware",
     "frame_for_workers",
+    "idempotent_post",
     "mturk_submit_origins",
 ]
 
@@ -116,3 +121,61 @@ class UploadSizeLimitMiddleware:
                 return JsonResponse({"detail": message}, status=413)
             return HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
         return self.get_response(request)
+
+
+# Views whose POST may run twice with one effect (the judging services return the stored answer for a
+# repeated one), so that a dropped database connection retries them as it retries a GET.
+IDEMPOTENT_POST = "toppref_idempotent_post"
+
+
+def idempotent_post(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Mark a view whose POST is idempotent: ``DroppedConnectionRetryMiddleware`` may run it again."""
+    setattr(view, IDEMPOTENT_POST, True)
+    return view
+
+
+class DroppedConnectionRetryMiddleware:
+    """Run a GET, a HEAD or an idempotent POST (``idempotent_post``) once more, on a fresh connection, when
+    the database connection was dropped under it (PostgreSQL restarted, ``pg_terminate_backend``, a proxy
+    closing it): the judge gets the page instead of a 500 (docs/decisions.md, "A dropped database
+    connection"). ``CONN_HEALTH_CHECKS`` already replaces a connection found dead when a request starts; this
+    covers one that dies during the request. Only a connection that is really unusable is retried, never
+    another database error, and only outside a transaction (whatever the view did in one was rolled back).
+    Must come last, so that every other middleware's ``process_view`` (the CSRF check) has run."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_view(self, request: HttpRequest, view, view_args, view_kwargs) -> HttpResponse | None:
+        from django.db import InterfaceError, OperationalError, connection
+
+        if request.method not in ("GET", "HEAD") and not getattr(view, IDEMPOTENT_POST, False):
+            return None
+        try:
+            return view(request, *view_args, **view_kwargs)
+        except (OperationalError, InterfaceError) as error:
+            if connection.in_atomic_block or not connection_was_lost(error):
+                raise
+            logger.warning(
+                "database connection lost during %s %s; retrying once", request.method, request.path
+            )
+            connection.close()
+            return view(request, *view_args, **view_kwargs)
+
+
+# PostgreSQL's SQLSTATEs of a connection that is gone: class 08 (connection exception) and the shutdowns of
+# class 57 (57P01 terminated by an administrator, 57P02 crash, 57P03 not accepting connections yet), never a
+# cancelled statement (57014), a deadlock or a serialization failure.
+LOST_CONNECTION_STATES = ("57P01", "57P02", "57P03")
+
+
+def connection_was_lost(error: Exception) -> bool:
+    """Whether a database error says the connection itself is gone (not a failed statement): a SQLSTATE of
+    class 08 or a shutdown, or a driver error with no SQLSTATE (the socket closed under it)."""
+    state = getattr(error.__cause__, "sqlstate", None)
+    if state is None:
+        return True
+    return state.startswith("08") or state in LOST_CONNECTION_STATES

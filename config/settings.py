@@ -252,6 +252,21 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
     "interval_max": 0.5,
 }
 CELERY_TASK_SERIALIZER = "json"
+# With Redis, sessions are read through it (config/sessions.py: the database stays their store, a Redis
+# failure falls back to it). Their own cache alias, so that nothing else shares these keys; short socket
+# timeouts, so that a Redis that hangs costs a judge a moment, never the request.
+if REDIS_URL:
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+        "sessions": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "toppref-session",
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+        },
+    }
+    SESSION_ENGINE = "config.sessions"
+    SESSION_CACHE_ALIAS = "sessions"
 CELERY_ACCEPT_CONTENT = ["json"]
 # Every Django process (web, worker, manage.py, tests) creates the Celery app here, so tasks queued by services
 # use its broker; config/__init__.py no longer imports it, to keep the file-only `toppref` commands light.
@@ -303,13 +318,17 @@ if IS_PRODUCTION:
 # --- Judging pages: accounts, login rate limiting, security headers, external HIT pages -------------------
 # (kept in one block; see docs/decisions.md "Judging pages")
 INSTALLED_APPS += ["axes"]
-# django-axes must be the last middleware (it turns a locked-out login into the lockout page); the CSP
+# django-axes comes after every middleware that answers by itself (it turns a locked-out login into the
+# lockout page; only the retry of a dropped connection, which passes every response on, follows it); the CSP
 # middleware sits before clickjacking so that views marked framable can drop X-Frame-Options for CSP.
 MIDDLEWARE.insert(
     MIDDLEWARE.index("django.middleware.clickjacking.XFrameOptionsMiddleware"),
     "config.middleware.ContentSecurityPolicyMiddleware",
 )
 MIDDLEWARE += ["axes.middleware.AxesMiddleware"]
+# Last of all (its process_view runs the view, after the CSRF check): a GET, or an answer, whose database
+# connection dropped mid-request runs once more on a fresh one (config/middleware.py).
+MIDDLEWARE += ["config.middleware.DroppedConnectionRetryMiddleware"]
 AUTHENTICATION_BACKENDS = ["config.auth.LoginRateLimitBackend", "django.contrib.auth.backends.ModelBackend"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "judging:start"

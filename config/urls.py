@@ -12,8 +12,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include("judging.urls")),
     path("admin/", admin.site.urls),
-    # Researchers: dashboard pages and the REST API (pools + judging + metrics), documented at /api/docs/.
-    path("dashboard/", include("dashboard.urls_dashboard")),
+    # Researchers: the REST API (pools + judging + metrics), documented at /api/docs/.
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include("pools.api_urls")),

@@ -34,7 +34,7 @@ from metrics.leaderboard import (
     leaderboard_csv,
     leaderboard_export_request,
 )
-from metrics.plots import plot_intervals, plot_scatter
+from metrics.leaderboard_plots import plot_intervals, plot_scatter
 from metrics.selectors import campaign_run_list
 from metrics.uploads import RunUploadError, run_upload
 from pools.selectors import collection_list_with_counts

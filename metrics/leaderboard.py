@@ -92,10 +92,8 @@ def campaign_runs_score(*, campaign: Campaign, runs=None) -> int:
 
 def campaign_runs_score_request(*, campaign: Campaign) -> None:
     """Queue ``campaign_runs_score`` after commit (the dashboard's and the API's "score now")."""
-    from metrics.tasks import campaign_runs_score_task
-
     campaign_id = campaign.pk
-    enqueue_on_commit(campaign_runs_score_task, campaign_id)
+    enqueue_on_commit("metrics.tasks.campaign_runs_score_task", campaign_id)
 
 
 def _scores(campaign: Campaign):
@@ -294,14 +292,13 @@ def leaderboard_export_request(*, campaign: Campaign, kind: str, requested_by=No
     """Request an export of any kind: the leaderboard is built here (it needs the scores), every other kind
     by the judging app's task. Raises ``judging.services.exports.ExportKindError`` for an unknown kind."""
     from judging.services.exports import export_request
-    from metrics.tasks import export_leaderboard_build_task
 
     if kind != "leaderboard":
         return export_request(campaign=campaign, kind=kind, requested_by=requested_by)
     with transaction.atomic():
         export = export_request(campaign=campaign, kind=kind, requested_by=requested_by, enqueue=False)
         export_id = export.pk
-        enqueue_on_commit(export_leaderboard_build_task, export_id)
+        enqueue_on_commit("metrics.tasks.export_leaderboard_build_task", export_id)
     return export
 
 

@@ -57,21 +57,13 @@ def campaign_scores_sweep_task() -> int:
 def run_validate_task(run_id: int) -> str:
     """Validate an uploaded run; once ready, score it for its campaign (or, a collection run, for the
     collection's finished campaigns)."""
-    from metrics.leaderboard import campaign_runs_score
-    from metrics.uploads import run_validate
+    from metrics.uploads import run_validate_and_score
     from pools.models import Run
 
     run = Run.objects.select_related("collection").filter(pk=run_id).first()
     if run is None:
         return "missing"
-    run = run_validate(run=run)
-    if run.status == Run.Status.READY:
-        campaigns = Campaign.objects.filter(collection=run.collection, status=Campaign.Status.DONE)
-        if run.campaign_id is not None:  # a campaign's upload is scored for that campaign only
-            campaigns = campaigns.filter(pk=run.campaign_id)
-        for campaign in campaigns:
-            campaign_runs_score(campaign=campaign, runs=[run])
-    return run.status
+    return run_validate_and_score(run=run).status
 
 
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)

@@ -29,7 +29,6 @@ def run_upload(*, campaign: Campaign, name: str, upload: UploadedFile, uploaded_
     bad name, one the campaign shows already (its own runs and the collection's), and an empty file; nothing
     is stored then."""
     from metrics.selectors import campaign_run_list
-    from metrics.tasks import run_validate_task
 
     if not RUN_NAME_PATTERN.match(name or ""):
         raise RunUploadError(
@@ -55,7 +54,7 @@ def run_upload(*, campaign: Campaign, name: str, upload: UploadedFile, uploaded_
         run.file.storage.delete(saved)
         raise
     run_id = run.pk
-    enqueue_on_commit(run_validate_task, run_id)
+    enqueue_on_commit("metrics.tasks.run_validate_task", run_id)
     return run
 
 
@@ -94,6 +93,21 @@ def run_validate(*, run: Run, display_name: str | None = None) -> Run:
     except ImportRejectedError as error:
         _fail(run, str(error))
     run.refresh_from_db()
+    return run
+
+
+def run_validate_and_score(*, run: Run) -> Run:
+    """Validate an uploaded run; once ready, score it for its campaign (or, a collection run, for the
+    collection's finished campaigns). Idempotent: a validated run is not read again, and scoring replaces."""
+    from metrics.leaderboard import campaign_runs_score
+
+    run = run_validate(run=run)
+    if run.status == Run.Status.READY:
+        campaigns = Campaign.objects.filter(collection=run.collection, status=Campaign.Status.DONE)
+        if run.campaign_id is not None:  # a campaign's upload is scored for that campaign only
+            campaigns = campaigns.filter(pk=run.campaign_id)
+        for campaign in campaigns:
+            campaign_runs_score(campaign=campaign, runs=[run])
     return run
 
 

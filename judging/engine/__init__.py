@@ -72,7 +72,7 @@ from judging.engine.params import (
 )
 from judging.engine.planning import plan_adaptive, plan_campaign
 from judging.engine.seeding import candidate_order, hit_rng, round_rng, tournament_rng
-from judging.engine.simulation import (
+from judging.engine.simulator import (
     RoundRecord,
     SimulationResult,
     TopicOutcome,

@@ -14,7 +14,7 @@ from typing import Any
 from judging.engine.adaptive import AdaptiveParams
 from judging.engine.oracles import NoisyOracle, Oracle, PerfectOracle
 from judging.engine.params import DEFAULT_HIT_SHAPE, DEFAULT_PRICING, CrowdParams, HitShape, Pricing
-from judging.engine.simulation import SimulationResult, simulate_adaptive, simulate_crowd
+from judging.engine.simulator import SimulationResult, simulate_adaptive, simulate_crowd
 from judging.engine.tournament import tournament_judgment_bound
 
 

@@ -22,11 +22,14 @@ from judging.selectors.adaptive import AdaptiveTopicRow, campaign_adaptive_topic
 from judging.selectors.forecast import Forecast, campaign_forecast
 from judging.selectors.judge import (
     JUDGE_ROLES,
+    assignment_answered_by,
+    assignment_held,
     campaign_list_judgeable,
     hit_question_next,
     judge_has_judged,
     judge_overview,
     judge_roles,
+    tournament_pair_answered,
     tournament_progress,
 )
 from judging.selectors.judgments import campaign_judgment_counts, judgment_is_counted
@@ -85,6 +88,8 @@ __all__ = [
     "campaign_get_visible",
     "campaign_intransitive_triples",
     "campaign_judgment_counts",
+    "assignment_answered_by",
+    "assignment_held",
     "campaign_list_judgeable",
     "campaign_list_visible",
     "campaign_preferences",
@@ -100,6 +105,7 @@ __all__ = [
     "judge_has_judged",
     "judge_overview",
     "judge_roles",
+    "tournament_pair_answered",
     "tournament_progress",
     "user_is_researcher",
 ]

@@ -3,7 +3,11 @@ question of a HIT, a tournament's progress bar."""
 
 from __future__ import annotations
 
-from django.db.models import Exists, OuterRef, QuerySet
+from datetime import datetime
+
+from django.contrib.auth.models import Group, User
+from django.db import connection
+from django.db.models.query import RawQuerySet
 
 from judging.models import (
     CROWD_MODES,
@@ -15,16 +19,29 @@ from judging.models import (
     HitSlot,
     Judgment,
     TournamentJudgment,
+    Worker,
+    WorkerExclusion,
 )
+from pools.models import Item, Topic
 
 JUDGE_ROLES = ("assessors", "crowd", "researchers")
 
 
 def judge_roles(*, user) -> frozenset[str]:
-    """The judging groups (``assessors``, ``crowd``, ``researchers``) the user belongs to."""
+    """The judging groups (``assessors``, ``crowd``, ``researchers``) the user belongs to. Plain SQL: it runs
+    on every judging request, where the ORM's compilation cost ten times the statement (docs/decisions.md,
+    "Plain SQL for the pair page's reads")."""
     if not user.is_authenticated:
         return frozenset()
-    return frozenset(user.groups.filter(name__in=JUDGE_ROLES).values_list("name", flat=True))
+    membership = User.groups.through
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT g.name FROM {Group._meta.db_table} g"
+            f" JOIN {membership._meta.db_table} m ON m.group_id = g.id"
+            f" WHERE m.user_id = %s AND g.name IN ({', '.join(['%s'] * len(JUDGE_ROLES))})",
+            [user.pk, *JUDGE_ROLES],
+        )
+        return frozenset(name for (name,) in cursor.fetchall())
 
 
 def judge_has_judged(*, user) -> bool:
@@ -35,13 +52,16 @@ def judge_has_judged(*, user) -> bool:
     )
 
 
-def campaign_list_judgeable(*, mode: str, provider: str = Campaign.Provider.LOCAL) -> QuerySet[Campaign]:
+def campaign_list_judgeable(*, mode: str, provider: str = Campaign.Provider.LOCAL) -> RawQuerySet:
     """Running campaigns of one mode that logged-in judges work on, oldest first; ``crowd`` includes the
-    adaptive mode, whose HITs crowd workers take the same way."""
+    adaptive mode, whose HITs crowd workers take the same way. Plain SQL: an assessor's every pair page reads
+    it (docs/decisions.md, "Plain SQL for the pair page's reads")."""
     modes = CROWD_MODES if mode == Campaign.Mode.CROWD else (mode,)
-    return Campaign.objects.filter(
-        status=Campaign.Status.RUNNING, mode__in=modes, provider=provider
-    ).order_by("created_at", "pk")
+    return Campaign.objects.raw(
+        f"SELECT * FROM {Campaign._meta.db_table} WHERE status = %s AND provider = %s"
+        f" AND mode IN ({', '.join(['%s'] * len(modes))}) ORDER BY created_at, id",
+        [Campaign.Status.RUNNING, provider, *modes],
+    )
 
 
 def judge_overview(*, roles: frozenset[str]) -> list[dict[str, object]]:
@@ -61,17 +81,117 @@ def judge_overview(*, roles: frozenset[str]) -> list[dict[str, object]]:
     return rows
 
 
+def assignment_held(*, user, now: datetime) -> Assignment | None:
+    """The logged-in judge's assignment in progress in the first campaign ``campaign_list_judgeable`` gives
+    for crowd judges, or None: their local crowd worker's, not excluded (globally or by the campaign's owner,
+    the rule of ``worker_is_excluded``), with its deadline after ``now``. A read without locks, for the pair
+    page of a judge working through a HIT: a committed assignment in progress is theirs to show; taking a new
+    HIT or expiring an overdue one stays with ``hit_assign_next``, which locks the worker (an assignment being
+    created meanwhile is not seen here, and the caller then goes that way). One statement of plain SQL
+    (docs/decisions.md, "Plain SQL for the pair page's reads")."""
+    tables = {
+        "assignment": Assignment._meta.db_table,
+        "worker": Worker._meta.db_table,
+        "campaign": Campaign._meta.db_table,
+        "exclusion": WorkerExclusion._meta.db_table,
+    }
+    held = Assignment.objects.raw(
+        "SELECT a.* FROM {assignment} a JOIN {worker} w ON w.id = a.worker_id"
+        " JOIN {campaign} c ON c.id = a.campaign_id"
+        " WHERE w.user_id = %s AND w.provider = %s AND NOT w.is_excluded AND a.status = %s"
+        " AND a.deadline_at > %s"
+        " AND NOT EXISTS (SELECT 1 FROM {exclusion} e WHERE e.worker_id = w.id AND e.owner_id = c.owner_id)"
+        " AND c.id = (SELECT f.id FROM {campaign} f WHERE f.status = %s AND f.mode IN (%s, %s)"
+        " AND f.provider = %s ORDER BY f.created_at, f.id LIMIT 1)"
+        " ORDER BY a.id LIMIT 1".format(**tables),
+        [
+            user.pk,
+            Campaign.Provider.LOCAL,
+            Assignment.Status.IN_PROGRESS,
+            now,
+            Campaign.Status.RUNNING,
+            *CROWD_MODES,
+            Campaign.Provider.LOCAL,
+        ],
+    )
+    return next(iter(held), None)
+
+
+def assignment_answered_by(*, user, assignment_id: int, position: int) -> tuple[Assignment, HitSlot] | None:
+    """The assignment ``assignment_id`` of the logged-in judge's local crowd worker and its HIT's slot at
+    ``position``, or None when either is not theirs or not there: what an answer from the pair page names.
+    Plain SQL, one statement per row (docs/decisions.md, "Plain SQL for the pair page's reads")."""
+    assignment = next(
+        iter(
+            Assignment.objects.raw(
+                f"SELECT a.* FROM {Assignment._meta.db_table} a JOIN {Worker._meta.db_table} w"
+                " ON w.id = a.worker_id WHERE a.id = %s AND w.user_id = %s AND w.provider = %s",
+                [assignment_id, user.pk, Campaign.Provider.LOCAL],
+            )
+        ),
+        None,
+    )
+    if assignment is None:
+        return None
+    slot = next(
+        iter(
+            HitSlot.objects.raw(
+                f"SELECT * FROM {HitSlot._meta.db_table} WHERE hit_id = %s AND position = %s",
+                [assignment.hit_id, position],
+            )
+        ),
+        None,
+    )
+    return None if slot is None else (assignment, slot)
+
+
+def tournament_pair_answered(
+    *, campaign_topic_id: int, left_id: int, right_id: int
+) -> tuple[CampaignTopic, Item, Item] | None:
+    """The topic of a running tournament campaign and the two items of its collection that an assessor's
+    answer names, or None when any is not there. Plain SQL, one statement each (docs/decisions.md, "Plain SQL
+    for the pair page's reads")."""
+    campaign_topic = next(
+        iter(
+            CampaignTopic.objects.raw(
+                f"SELECT t.*, c.collection_id AS collection_id FROM {CampaignTopic._meta.db_table} t"
+                f" JOIN {Campaign._meta.db_table} c ON c.id = t.campaign_id"
+                " WHERE t.id = %s AND c.mode = %s AND c.status = %s",
+                [campaign_topic_id, Campaign.Mode.TOURNAMENT, Campaign.Status.RUNNING],
+            )
+        ),
+        None,
+    )
+    if campaign_topic is None:
+        return None
+    items = {
+        item.pk: item
+        for item in Item.objects.raw(
+            f"SELECT * FROM {Item._meta.db_table} WHERE collection_id = %s AND id IN (%s, %s)",
+            # ``collection_id`` is the column the raw query above annotates from the campaign.
+            [campaign_topic.collection_id, left_id, right_id],  # type: ignore[attr-defined]
+        )
+    }
+    if left_id not in items or right_id not in items:
+        return None
+    return campaign_topic, items[left_id], items[right_id]
+
+
 def hit_question_next(*, assignment: Assignment) -> dict[str, object]:
     """The first unanswered question of an assignment's HIT as the worker sees it (``question`` is None when
     every question is answered), with the progress: ``done`` and ``total``. Challenges look like any other
-    question. One query: the HIT's few slots, each marked answered or not."""
-    answered = Judgment.objects.filter(assignment=assignment, slot=OuterRef("pk"))
-    rows = list(
-        HitSlot.objects.filter(hit_id=assignment.hit_id)
-        .annotate(is_answered=Exists(answered))
-        .order_by("position")
-        .values_list("position", "is_answered", "topic__question", "left__text", "right__text")
-    )
+    question. One statement of plain SQL (the HIT's few slots, each marked answered or not): it runs on every
+    pair page (docs/decisions.md, "Plain SQL for the pair page's reads")."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT s.position, EXISTS (SELECT 1 FROM {Judgment._meta.db_table} j"
+            " WHERE j.assignment_id = %s AND j.slot_id = s.id), t.question, l.text, r.text"
+            f" FROM {HitSlot._meta.db_table} s JOIN {Topic._meta.db_table} t ON t.id = s.topic_id"
+            f" JOIN {Item._meta.db_table} l ON l.id = s.left_id JOIN {Item._meta.db_table} r ON r.id = s.right_id"
+            " WHERE s.hit_id = %s ORDER BY s.position",
+            [assignment.pk, assignment.hit_id],
+        )
+        rows = cursor.fetchall()
     done = sum(1 for _, is_answered, *_ in rows if is_answered)
     question = next(
         (
@@ -89,7 +209,13 @@ def tournament_progress(*, campaign_topic: CampaignTopic, k: int) -> dict[str, i
     (Assessing top-k preferences, section 4.2), for the judge's progress bar."""
     from judging.engine import tournament_judgment_bound
 
-    done = TournamentJudgment.objects.filter(campaign_topic=campaign_topic).count()
-    pool = Candidate.objects.filter(campaign_topic=campaign_topic).count()
+    # Both counts in one statement of plain SQL (docs/decisions.md, "Plain SQL for the pair page's reads").
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT (SELECT COUNT(*) FROM {TournamentJudgment._meta.db_table} WHERE campaign_topic_id = %s),"
+            f" (SELECT COUNT(*) FROM {Candidate._meta.db_table} WHERE campaign_topic_id = %s)",
+            [campaign_topic.pk, campaign_topic.pk],
+        )
+        done, pool = cursor.fetchone()
     bound = tournament_judgment_bound(pool, k)
     return {"done": done, "total": max(bound, done + 1)}

@@ -3,7 +3,8 @@
 - campaigns: ``campaign_create``, ``campaign_start``, ``campaign_delete``, ``campaign_advance`` (recovery sweep)
 - rounds: ``round_generate``, ``round_close_if_complete`` (the engine's topic machine, stored)
 - topic_state (import from ``judging.services.topic_state``): the lock-held transitions the others share,
-  ``round_open``, ``tournament_open``, ``topic_close``, ``topic_state_load``
+  ``round_store``, ``rounds_open_first`` (a crowd campaign's start), ``tournament_open``, ``topic_close``,
+  ``topic_state_load``
 - hits: ``hit_build``, ``hit_discard``, ``hit_expire``, ``assignment_expire``, ``hit_expire_overdue`` (the
   overdue sweep)
 - judgments: ``worker_get_or_create``, ``worker_exclude``, ``assignment_start``, ``hit_assign_next``,
@@ -14,7 +15,7 @@
 - pausing: ``campaign_pause``, ``campaign_resume``, ``campaign_publish_more``
 - exports: ``export_request``, ``export_build`` (files with their checksum; import from
   ``judging.services.exports``)
-- simulation (import from ``judging.services.simulation``): ``campaign_simulate``, ``tournament_simulate``,
+- simulated_crowd (import from ``judging.services.simulated_crowd``): ``campaign_simulate``, ``tournament_simulate``,
   simulated workers and assessors driving these services with an engine oracle
 """
 

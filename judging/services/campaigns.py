@@ -22,14 +22,14 @@ from judging.engine import (
     CrowdParams,
     HitShape,
     Pricing,
+    TopicState,
     candidate_order,
 )
 from judging.models import Campaign, CampaignTopic, Candidate, Pair, Round
 from judging.services.errors import CampaignConfigError, CampaignStateError
 from judging.services.hits import hit_build, hit_expire_overdue
 from judging.services.rounds import round_close_if_complete, round_generate
-from judging.services.topic_state import FINISHED_STATES, round_open, tournament_open
-from judging.tasks import hit_build_task
+from judging.services.topic_state import FINISHED_STATES, round_store, rounds_open_first, tournament_open
 from pools.models import Collection, GradedJudgment
 from pools.thinning import thin_pool
 
@@ -148,24 +148,51 @@ def campaign_start(*, campaign: Campaign, topic_ids: Sequence[str] | None = None
     campaign.status = Campaign.Status.RUNNING
     campaign.started_at = timezone.now()
     campaign.save(update_fields=["status", "started_at"])
+    # Each topic's thinned pool in canonical order: its candidates' positions, and its first state.
+    pools = {topic_pk: thin_pool(grades, campaign.k) for topic_pk, grades in grades_by_topic.items()}
+    orders = {topic_pk: candidate_order(pool) for topic_pk, pool in pools.items()}
     campaign_topics = CampaignTopic.objects.bulk_create(
         [CampaignTopic(campaign=campaign, topic_id=topic_pk) for topic_pk in sorted(grades_by_topic)]
     )
     Candidate.objects.bulk_create(
         [
-            Candidate(campaign_topic=campaign_topic, item_id=item_ids[docid], position=position, grade=grade)
+            Candidate(
+                campaign_topic=campaign_topic,
+                item_id=item_ids[docid],
+                position=position,
+                grade=pools[campaign_topic.topic_id][docid],
+            )
             for campaign_topic in campaign_topics
-            for pool in [thin_pool(grades_by_topic[campaign_topic.topic_id], campaign.k)]
-            for position, (docid, grade) in enumerate((docid, pool[docid]) for docid in candidate_order(pool))
+            for position, docid in enumerate(orders[campaign_topic.topic_id])
         ]
     )
-    for campaign_topic in CampaignTopic.objects.filter(campaign=campaign).select_related("campaign", "topic"):
-        if campaign.is_crowd:
-            round_open(campaign_topic=campaign_topic)
-        else:
-            tournament_open(campaign_topic=campaign_topic)
+    campaign_topics = list(
+        CampaignTopic.objects.filter(campaign=campaign).select_related("campaign", "topic")
+    )
+    if campaign.mode == Campaign.Mode.CROWD:
+        # Every topic's first round at once, from the state ``topic_state_load`` would read back.
+        rounds_open_first(
+            campaign=campaign,
+            states=[
+                (
+                    campaign_topic,
+                    TopicState(
+                        topic=campaign_topic.topic.topic_id,
+                        candidates=tuple(orders[campaign_topic.topic_id]),
+                    ),
+                )
+                for campaign_topic in campaign_topics
+            ],
+            item_ids=item_ids,
+        )
+    else:
+        for campaign_topic in campaign_topics:
+            if campaign.is_crowd:
+                round_store(campaign_topic=campaign_topic)
+            else:
+                tournament_open(campaign_topic=campaign_topic)
     if campaign.is_crowd:
-        enqueue_on_commit(hit_build_task, campaign.pk)
+        enqueue_on_commit("judging.tasks.hit_build_task", campaign.pk)
     campaign.refresh_from_db()
     return campaign
 

@@ -72,14 +72,12 @@ class ExportKindError(JudgingError, ValueError):
 def export_request(*, campaign: Campaign, kind: str, requested_by=None, enqueue: bool = True) -> Export:
     """Record a pending export and queue its build after commit. Refuses an unknown kind (naming the
     known ones). ``enqueue=False`` lets the metrics app queue its own builder (the leaderboard)."""
-    from judging.tasks import export_build_task
-
     if kind not in Export.Kind.values:
         raise ExportKindError(f"kind: {kind!r} is not one of {', '.join(Export.Kind.values)}")
     export = Export.objects.create(campaign=campaign, kind=kind, requested_by=requested_by)
     if enqueue:
         export_id = export.pk
-        enqueue_on_commit(export_build_task, export_id)
+        enqueue_on_commit("judging.tasks.export_build_task", export_id)
     return export
 
 

@@ -88,7 +88,6 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
         [Hit(campaign=campaign, number=start + i, expires_at=expires_at) for i in range(len(chunks))]
     )
     slots: list[HitSlot] = []
-    pair_updates: list[Pair] = []
     for hit, chunk in zip(hits, chunks, strict=True):
         rng = hit_rng(seed=campaign.seed, number=hit.number)
         topics = sorted({topic_pk for *_, topic_pk in chunk})
@@ -120,9 +119,12 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
                     expected_winner_id=None if expected is None else challenge_material.item_ids[expected],
                 )
             )
-        pair_updates.extend(Pair(pk=pair_pk, hit=hit) for pair_pk, *_ in chunk)
     HitSlot.objects.bulk_create(slots, batch_size=2000)
-    Pair.objects.bulk_update(pair_updates, ["hit"], batch_size=1000)
+    # Each queued pair now points to its new HIT: one plain UPDATE per HIT. A bulk_update's CASE of one branch
+    # per pair costs more to build than to run, and one UPDATE reading each pair's new slot in a correlated
+    # subquery lets the planners scan the new slots for every pair (17 s on PostgreSQL for CAsT's first build).
+    for hit, chunk in zip(hits, chunks, strict=True):
+        Pair.objects.filter(pk__in=[pair_pk for pair_pk, *_ in chunk]).update(hit=hit)
     return hits
 
 
@@ -285,8 +287,6 @@ def _hit_close(*, hit: Hit, status: str) -> Hit:
     """Close an open HIT as discarded or expired: the one place that ends a HIT without counting it. An
     assignment still in progress gets the same fate, the unjudged pairs go back to the queue and HIT building
     is queued after commit. The caller is atomic."""
-    from judging.tasks import hit_build_task
-
     hit = Hit.objects.select_for_update().get(pk=hit.pk)
     if hit.status != Hit.Status.OPEN:
         return hit
@@ -299,7 +299,7 @@ def _hit_close(*, hit: Hit, status: str) -> Hit:
     hit.assignments.filter(status=Assignment.Status.IN_PROGRESS).update(status=assignment_status)
     Pair.objects.filter(hit=hit, winner__isnull=True).update(hit=None)
     campaign_id = hit.campaign_id
-    enqueue_on_commit(hit_build_task, campaign_id)
+    enqueue_on_commit("judging.tasks.hit_build_task", campaign_id)
     return hit
 
 
@@ -374,11 +374,16 @@ class _ChallengeMaterial:
         }
         # Of those, the passages that ordinary pairs show too (candidates of any topic of the campaign).
         wanted = {item_ids[docid] for docids in eligible.values() for docid in docids}
-        shown = set(
-            Candidate.objects.filter(campaign_topic__campaign=campaign, item_id__in=wanted)
-            .values_list("item__docid", flat=True)
-            .distinct()
-        )
+        # Read through the item index, the campaign checked here: a filter on the campaign lets the planner
+        # probe every topic of the campaign for every item instead (SQLite: 10 times slower on CAsT).
+        docids = {item_id: docid for docid, item_id in item_ids.items()}
+        shown = {
+            docids[item_id]
+            for item_id, campaign_id in Candidate.objects.filter(item_id__in=wanted)
+            .order_by()
+            .values_list("item_id", "campaign_topic__campaign_id")
+            if campaign_id == campaign.pk
+        }
         nonrelevant = {
             pk: challenge_nonrelevant(external[pk], grades, conversation=conversation, shown=shown)
             for pk in topic_pks

@@ -18,7 +18,7 @@ from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from config.celery import enqueue
+from config.celery import enqueue, registered_task
 from judging.models import Assignment, Campaign, Hit, HitSlot, Judgment, Pair, Round, Worker
 from judging.services.errors import (
     AssignmentClosedError,
@@ -41,7 +41,6 @@ from judging.services.hits import (
     hit_discard,
     hit_is_past_lifetime,
 )
-from judging.tasks import round_close_if_complete_task
 
 UNKNOWN = object()  # "not read yet", beside None ("read: there is none")
 # What holds a HIT so nobody else gets it: a counted assignment, or one in progress the provider vouched for
@@ -140,9 +139,13 @@ def _hit_assign_next(*, campaign: Campaign, worker: Worker, external_id: str = "
     may_hold_judged = worker.has_not_counted or worker.held_id is not None
     # A paused (or finished) campaign hands out no new HIT (the one a worker holds stays theirs, above).
     return _open_hit_take(
-        _open_hits(campaign_id=campaign.pk, worker=worker, now=now, may_hold_judged=may_hold_judged).filter(
-            campaign__status=Campaign.Status.RUNNING
-        ),
+        _open_hits(
+            campaign_id=campaign.pk,
+            worker=worker,
+            now=now,
+            may_hold_judged=may_hold_judged,
+            is_adaptive=campaign.mode == Campaign.Mode.ADAPTIVE,
+        ).filter(campaign__status=Campaign.Status.RUNNING),
         worker=worker,
         now=now,
         external_id=external_id,
@@ -150,43 +153,39 @@ def _hit_assign_next(*, campaign: Campaign, worker: Worker, external_id: str = "
 
 
 def _open_hits(
-    *, campaign_id: int, worker: Worker, now: datetime, may_hold_judged: bool = True
+    *,
+    campaign_id: int,
+    worker: Worker,
+    now: datetime,
+    is_adaptive: bool,
+    may_hold_judged: bool = True,
 ) -> QuerySet[Hit]:
     """The campaign's open HITs within their lifetime that nobody holds and that show the worker no pair
     they already judged (e.g. a pair requeued from a HIT of theirs that expired), oldest first (for workers
     whose provider must confirm them: the HITs with the fewest unconfirmed claims first).
     ``may_hold_judged=False`` says the worker has no assignment in the campaign that did not count (expired,
     discarded): only such an assignment can have left a judged pair in the queue (a counted pair has its
-    winner), so the costly check is skipped."""
-    live = Assignment.objects.filter(HOLDS_HIT, hit=OuterRef("pk"))
-    # Claims nobody confirmed yet hold nothing, but the HITs with the fewest are handed out first, so that
-    # real workers arriving together do not share a HIT while their providers confirm them, even in a flood
-    # of invented ids.
-    claims = (
-        Assignment.objects.filter(
-            hit=OuterRef("pk"),
-            status__in=(Assignment.Status.IN_PROGRESS, Assignment.Status.SUBMITTED),
-            confirmed_at__isnull=True,
-            deadline_at__gt=now,
+    winner), so the costly check is skipped. ``is_adaptive``: the campaign's mode, which the caller knows (it
+    never changes once the campaign runs)."""
+    # Held by anyone, or already taken by this worker (a claim still waiting for confirmation included: a HIT
+    # they took is never theirs again), in one subquery.
+    held_or_theirs = Assignment.objects.filter(hit=OuterRef("pk")).filter(
+        HOLDS_HIT
+        | Q(
+            worker=worker,
+            status__in=(
+                Assignment.Status.IN_PROGRESS,
+                Assignment.Status.SUBMITTED,
+                Assignment.Status.ACCEPTED,
+            ),
         )
-        .order_by()
-        .values("hit")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    # A HIT the worker already took (a claim still waiting for confirmation included) is never theirs again.
-    theirs = Assignment.objects.filter(
-        hit=OuterRef("pk"),
-        worker=worker,
-        status__in=(Assignment.Status.IN_PROGRESS, Assignment.Status.SUBMITTED, Assignment.Status.ACCEPTED),
     )
     hits = (
         Hit.objects.filter(campaign_id=campaign_id, status=Hit.Status.OPEN)
         .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
-        .exclude(Exists(live))
-        .exclude(Exists(theirs))
+        .exclude(Exists(held_or_theirs))
     )
-    if Campaign.objects.filter(pk=campaign_id, mode=Campaign.Mode.ADAPTIVE).exists():
+    if is_adaptive:
         # The adaptive mode asks a pair again only of workers who have not judged it ("Human Preferences as
         # Dueling Bandits", section 4: each repeat needs another assessor): no HIT holding a pair of a topic
         # that this worker already answered, in any round.
@@ -208,6 +207,21 @@ def _open_hits(
     if not worker.needs_confirmation:
         # The local crowd keeps the cheap order (an index scan stopped at the first free HIT).
         return hits.order_by("number")
+    # Claims nobody confirmed yet hold nothing, but the HITs with the fewest are handed out first, so that
+    # real workers arriving together do not share a HIT while their providers confirm them, even in a flood
+    # of invented ids.
+    claims = (
+        Assignment.objects.filter(
+            hit=OuterRef("pk"),
+            status__in=(Assignment.Status.IN_PROGRESS, Assignment.Status.SUBMITTED),
+            confirmed_at__isnull=True,
+            deadline_at__gt=now,
+        )
+        .order_by()
+        .values("hit")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
     return hits.order_by(Coalesce(Subquery(claims), 0).asc(), "number")
 
 
@@ -219,7 +233,7 @@ def _open_hit_take(
     taken: list[int] = []
     while True:
         hit = (
-            hits.exclude(pk__in=taken)
+            (hits.exclude(pk__in=taken) if taken else hits)
             .select_related("campaign")
             .select_for_update(skip_locked=True, of=("self",))
             .first()
@@ -390,7 +404,7 @@ def judgment_submit(
         assignment=assignment,
         slot=slot,
         winner_id=winner_id,
-        winner_side=_side(slot, winner_id),
+        winner_side=_side(left_id=slot.left_id, winner_id=winner_id),
         shown_at=shown_at,
         milliseconds=milliseconds,
     )
@@ -418,12 +432,23 @@ def assignment_submit(*, assignment: Assignment, winners: Mapping[int, int]) -> 
         return assignment
     _check_open(assignment, now=timezone.now())
     # Each slot with the winner already stored for it (an answer given earlier keeps its first value) and
-    # its pair's round, in one query.
+    # its pair's round, in one query (rows, not model instances: nothing here is saved back).
     stored = Judgment.objects.filter(assignment=assignment, slot=OuterRef("pk")).values("winner_id")[:1]
     slots = {
         slot.position: slot
-        for slot in HitSlot.objects.filter(hit_id=assignment.hit_id).annotate(
-            stored_winner_id=Subquery(stored), round_id=F("pair__round_id")
+        for slot in HitSlot.objects.filter(hit_id=assignment.hit_id)
+        .annotate(stored_winner_id=Subquery(stored), round_id=F("pair__round_id"))
+        .values_list(
+            "pk",
+            "position",
+            "left_id",
+            "right_id",
+            "is_challenge",
+            "expected_winner_id",
+            "pair_id",
+            "stored_winner_id",
+            "round_id",
+            named=True,
         )
     }
     if set(winners) != set(slots):
@@ -439,15 +464,15 @@ def assignment_submit(*, assignment: Assignment, winners: Mapping[int, int]) -> 
         [
             Judgment(
                 assignment=assignment,
-                slot=slot,
+                slot_id=slot.pk,
                 winner_id=winners[position],
-                winner_side=_side(slot, winners[position]),
+                winner_side=_side(left_id=slot.left_id, winner_id=winners[position]),
             )
             for position, slot in slots.items()
             if slot.stored_winner_id is None
         ]
     )
-    answers = [
+    answers: list[tuple[bool, int | None, int | None, int]] = [
         (
             slot.is_challenge,
             slot.expected_winner_id,
@@ -461,9 +486,9 @@ def assignment_submit(*, assignment: Assignment, winners: Mapping[int, int]) -> 
     return assignment
 
 
-def _side(slot: HitSlot, winner_id: int) -> str:
-    """The side of the page the winner was shown on."""
-    return "left" if winner_id == slot.left_id else "right"
+def _side(*, left_id: int, winner_id: int) -> str:
+    """The side of the page the winner was shown on (``left_id``: the item shown on the left)."""
+    return "left" if winner_id == left_id else "right"
 
 
 def _check_open(assignment: Assignment, *, now: datetime) -> None:
@@ -478,7 +503,12 @@ def _check_open(assignment: Assignment, *, now: datetime) -> None:
 def _lock_worker_hit_and_assignment(assignment: Assignment) -> tuple[Hit, Assignment]:
     """Lock the worker, the HIT, then the assignment: the order every writer of them follows
     (``hit_assign_next`` and ``assignment_start`` lock the worker first; ``hit_expire``, ``hit_discard`` and
-    ``assignment_expire`` lock the HIT before its assignments), so they cannot deadlock."""
+    ``assignment_expire`` lock the HIT before its assignments), so they cannot deadlock. SQLite has no row
+    locks (``select_for_update`` is a no-op there; the writer's IMMEDIATE transaction holds the whole
+    database), so there the three rows are read in one statement."""
+    if connection.vendor == "sqlite":
+        assignment = Assignment.objects.select_related("worker", "hit", "campaign").get(pk=assignment.pk)
+        return assignment.hit, assignment
     worker = Worker.objects.select_for_update().get(pk=assignment.worker_id)
     hit = Hit.objects.select_for_update().get(pk=assignment.hit_id)
     assignment = (
@@ -514,11 +544,11 @@ def confirmation_sync_soon(*, campaign_id: int) -> None:
     invented ids must not become a flood of provider calls; the periodic sync catches the rest)."""
     from django.core.cache import cache
 
-    from judging.tasks import crowd_sync_task
-
     def queue() -> None:
         if cache.add(f"toppref:confirmation-sync:{campaign_id}", 1, timeout=CONFIRMATION_SYNC_DELAY_SECONDS):
-            crowd_sync_task.apply_async((campaign_id,), countdown=CONFIRMATION_SYNC_DELAY_SECONDS)
+            registered_task("judging.tasks.crowd_sync_task").apply_async(
+                (campaign_id,), countdown=CONFIRMATION_SYNC_DELAY_SECONDS
+            )
 
     transaction.on_commit(queue)
 
@@ -592,4 +622,4 @@ def _rounds_close_complete(round_ids: list[int]) -> None:
         .values_list("pk", flat=True)
     )
     for round_id in list(complete):
-        enqueue(round_close_if_complete_task, round_id)
+        enqueue("judging.tasks.round_close_if_complete_task", round_id)

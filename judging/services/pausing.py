@@ -7,7 +7,7 @@ import logging
 
 from django.db import transaction
 
-from config.celery import enqueue, enqueue_on_commit
+from config.celery import enqueue, enqueue_on_commit, task_signature
 from judging.crowd.base import CrowdError
 from judging.models import Campaign
 from judging.services.errors import CampaignStateError
@@ -33,8 +33,6 @@ def campaign_pause(*, campaign: Campaign) -> Campaign:
     if campaign.provider != Campaign.Provider.LOCAL:
         # The provider's HITs stop being offered now, not at the next periodic sync (crowd_sync expires the
         # published HITs of a paused campaign).
-        from judging.tasks import crowd_sync_task
-
         campaign_id = campaign.pk
         paused = campaign
 
@@ -42,7 +40,7 @@ def campaign_pause(*, campaign: Campaign) -> Campaign:
             # Without a worker (eager Celery) the sync runs here, after the pause is committed: a provider that
             # cannot be reached (no credentials, no network) must not turn the applied pause into an error.
             try:
-                enqueue(crowd_sync_task, campaign_id)
+                enqueue("judging.tasks.crowd_sync_task", campaign_id)
             except CrowdError as error:
                 logger.warning("campaign %s paused; its provider could not be told: %s", paused.name, error)
                 paused.provider_message = (  # type: ignore[attr-defined]
@@ -59,8 +57,6 @@ def campaign_resume(*, campaign: Campaign) -> Campaign:
     """Run a paused campaign again and catch up with what waited (HITs for the queued pairs, rounds that
     completed meanwhile) through the recovery sweep, after commit. Resuming a running campaign changes
     nothing; a draft or finished one is refused."""
-    from judging.tasks import campaign_advance_task
-
     campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
     if campaign.status == Campaign.Status.RUNNING:
         return campaign
@@ -71,7 +67,7 @@ def campaign_resume(*, campaign: Campaign) -> Campaign:
     campaign.status = Campaign.Status.RUNNING
     campaign.save(update_fields=["status"])
     campaign_id = campaign.pk
-    enqueue_on_commit(campaign_advance_task, campaign_id)
+    enqueue_on_commit("judging.tasks.campaign_advance_task", campaign_id)
     return campaign
 
 
@@ -79,15 +75,15 @@ def campaign_resume(*, campaign: Campaign) -> Campaign:
 def campaign_publish_more(*, campaign: Campaign) -> None:
     """Build HITs for whatever pairs are queued (within the budget), after commit; with a crowd provider, then
     publish the unpublished ones to it (in that order: a Celery chain)."""
-    from judging.tasks import campaign_publish_task, hit_build_task
-
     if campaign.status != Campaign.Status.RUNNING:
         raise CampaignStateError(
             f"campaign {campaign.name!r} is {campaign.status}: only a running one publishes"
         )
     campaign_id = campaign.pk
     if campaign.provider == Campaign.Provider.LOCAL:
-        enqueue_on_commit(hit_build_task, campaign_id)
+        enqueue_on_commit("judging.tasks.hit_build_task", campaign_id)
     else:
-        work = hit_build_task.si(campaign_id) | campaign_publish_task.si(campaign_id)
+        work = task_signature("judging.tasks.hit_build_task", campaign_id) | task_signature(
+            "judging.tasks.campaign_publish_task", campaign_id
+        )
         enqueue_on_commit(work)

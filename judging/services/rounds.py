@@ -29,11 +29,10 @@ from judging.services.topic_state import (
     adaptive_state_load,
     campaign_error_model,
     campaign_params,
-    round_open,
+    round_store,
     topic_close,
     worker_key,
 )
-from judging.tasks import hit_build_task
 
 
 @transaction.atomic
@@ -50,7 +49,7 @@ def round_generate(*, campaign_topic: CampaignTopic) -> Round | None:
     open_round = campaign_topic.rounds.filter(closed_at__isnull=True).first()
     if open_round is not None:
         return open_round
-    return round_open(campaign_topic=campaign_topic)
+    return round_store(campaign_topic=campaign_topic)
 
 
 @transaction.atomic
@@ -109,10 +108,10 @@ def round_close_if_complete(*, round: Round) -> bool:
             "next_stage": result.next_stage,
         }
         round.save(update_fields=["outcome", "closed_at"])
-        if round_open(campaign_topic=campaign_topic, state=closing.state, item_ids=dict(candidates)):
+        if round_store(campaign_topic=campaign_topic, state=closing.state, item_ids=dict(candidates)):
             # Only new pairs give HIT building something to do; a finished topic queues none.
             campaign_id = campaign.pk
-            enqueue_on_commit(hit_build_task, campaign_id)
+            enqueue_on_commit("judging.tasks.hit_build_task", campaign_id)
     else:
         assert closing.ranked is not None  # a closed stage-2 round always ranks the pool
         round.outcome = {"wins": closing.wins}
@@ -170,6 +169,6 @@ def _adaptive_round_close(*, campaign_topic: CampaignTopic, round: Round) -> Non
         "tied": [list(key) for key in decided if after.decided[key] is None],
     }
     round.save(update_fields=["outcome", "closed_at"])
-    if round_open(campaign_topic=campaign_topic):
+    if round_store(campaign_topic=campaign_topic):
         campaign_id = campaign.pk
-        enqueue_on_commit(hit_build_task, campaign_id)
+        enqueue_on_commit("judging.tasks.hit_build_task", campaign_id)

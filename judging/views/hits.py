@@ -19,7 +19,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from config.middleware import frame_for_workers
+from config.middleware import frame_for_workers, idempotent_post
 from judging.crowd.origins import PROLIFIC_ORIGIN, mturk_submit_origins
 from judging.models import Assignment, Campaign, Hit, HitSlot
 from judging.selectors import hit_question_next
@@ -150,6 +150,7 @@ def prolific_entry(request: HttpRequest, public_id) -> HttpResponse:
     return _see_other(_page_url(hit, token))
 
 
+@idempotent_post
 @frame_for_workers
 @csrf_exempt
 @require_POST

@@ -6,17 +6,22 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from judging.models import Assignment, Campaign, CampaignTopic, HitSlot
+from config.middleware import idempotent_post
+from judging.models import Assignment, Campaign
 from judging.selectors import (
+    assignment_answered_by,
+    assignment_held,
     campaign_list_judgeable,
     hit_question_next,
     judge_has_judged,
     judge_overview,
     judge_roles,
+    tournament_pair_answered,
     tournament_progress,
 )
 from judging.services import (
@@ -31,7 +36,6 @@ from judging.services import (
     worker_for_user,
 )
 from judging.views.answers import answered, parse_answer, shown_stamp
-from pools.models import Item
 
 ASSESSOR, CROWD = "assessors", "crowd"
 INSTRUCTIONS_SEEN = "judging_instructions_seen"
@@ -85,6 +89,9 @@ def _next_page(request: HttpRequest, roles: set[str]) -> HttpResponse:
             if question is not None:
                 return _tournament_page(request, question, campaign)
     if CROWD in roles:
+        page = _held_hit_page(request)
+        if page is not None:
+            return page
         worker = worker_for_user(user=request.user)
         if worker.is_excluded:
             return _excluded(request)
@@ -105,6 +112,19 @@ def _next_page(request: HttpRequest, roles: set[str]) -> HttpResponse:
     return render(request, "judging/nothing_left.html", {"layout": "judge"})
 
 
+def _held_hit_page(request: HttpRequest) -> HttpResponse | None:
+    """The common pair page of a crowd judge: the next question of the HIT they hold in the first campaign,
+    read without taking the worker's lock (two statements where the path through ``hit_assign_next`` takes
+    eight; it shows what that path would show). None when that is not the case (no HIT held there, the worker
+    excluded, the deadline passed, every question answered): the caller then takes that path."""
+    assignment = assignment_held(user=request.user, now=timezone.now())
+    if assignment is None:
+        return None
+    state = hit_question_next(assignment=assignment)
+    return _hit_page(request, assignment, state) if state["question"] is not None else None
+
+
+@idempotent_post
 @login_required
 @require_POST
 def judge_answer(request: HttpRequest) -> HttpResponse:
@@ -119,18 +139,14 @@ def judge_answer(request: HttpRequest) -> HttpResponse:
     if kind == "tournament":
         if ASSESSOR not in roles:
             return _refuse(request, "Only assessors judge tournaments.", "", status=403)
-        campaign_topic = get_object_or_404(
-            CampaignTopic.objects.select_related("campaign"),
-            pk=_int(request.POST.get("topic")),
-            campaign__mode=Campaign.Mode.TOURNAMENT,
-            campaign__status=Campaign.Status.RUNNING,
+        found = tournament_pair_answered(
+            campaign_topic_id=_int(request.POST.get("topic")),
+            left_id=_int(request.POST.get("left")),
+            right_id=_int(request.POST.get("right")),
         )
-        left_pk, right_pk = _int(request.POST.get("left")), _int(request.POST.get("right"))
-        items = Item.objects.filter(collection_id=campaign_topic.campaign.collection_id)
-        found = items.in_bulk([left_pk, right_pk])  # both in one query
-        if left_pk not in found or right_pk not in found:
-            raise Http404("no such item")
-        left, right = found[left_pk], found[right_pk]
+        if found is None:
+            raise Http404("no such tournament topic or item")
+        campaign_topic, left, right = found
         winner, loser = (left, right) if answer.side == "left" else (right, left)
         try:
             tournament_judgment_submit(
@@ -150,15 +166,14 @@ def judge_answer(request: HttpRequest) -> HttpResponse:
     elif kind == "hit":
         if CROWD not in roles:
             return _refuse(request, "Only crowd workers answer HITs.", "", status=403)
-        assignment = get_object_or_404(
-            Assignment.objects.select_related("hit"),
-            pk=_int(request.POST.get("assignment")),
-            worker__user=request.user,
-            worker__provider="local",
+        found = assignment_answered_by(
+            user=request.user,
+            assignment_id=_int(request.POST.get("assignment")),
+            position=_int(request.POST.get("position")),
         )
-        slot = get_object_or_404(
-            HitSlot, hit_id=assignment.hit_id, position=_int(request.POST.get("position"))
-        )
+        if found is None:
+            raise Http404("no such assignment or question")
+        assignment, slot = found
         try:
             judgment_submit(
                 assignment=assignment,

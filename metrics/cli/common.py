@@ -72,9 +72,9 @@ def read_runs(paths: list[str], command: str) -> Iterator[Run]:
         yield read_run(path, command)
 
 
-def read_run(path: str, command: str) -> Run:
+def read_run(path: str, command: str, *, use_threads: bool = True) -> Run:
     try:
-        run = readers.read_run(path)
+        run = readers.read_run(path, use_threads=use_threads)
     except TrecFormatError as error:
         raise DataError(str(error)) from None
     if len(run) == 0:

@@ -25,8 +25,8 @@ from metrics.core.judgment_errors import (
     JUDGE_SETTINGS,
     JUDGES,
     judge_rates,
+    judgment_error_input,
     judgment_error_stability,
-    simulation_input,
 )
 from metrics.core.readers import Qrels
 from metrics.core.significance import CORRECTIONS
@@ -168,7 +168,7 @@ def _add_stability(report: dict, args: argparse.Namespace, qrels: Qrels, *, tpr:
         if name in PREFERENCE_MEASURES:
             note("compare", f"no assessor-error simulation for {name} (score measures only)")
             continue
-        prepared = simulation_input(qrels, read_runs(args.runs, "compare"), parse_measure(name), options)
+        prepared = judgment_error_input(qrels, read_runs(args.runs, "compare"), parse_measure(name), options)
         for judge in args.judges:
             stability = judgment_error_stability(
                 prepared.score,

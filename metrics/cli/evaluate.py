@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import os
 import sys
 from collections.abc import Iterator
@@ -103,18 +102,18 @@ def _scores_with_progress(
 ) -> Iterator[tuple[str, int, list[TopicScores]]]:
     """The runid, line count and scores of each run, in the order of ``paths``; ``jobs`` runs are read and scored at once in
     threads (Arrow and numpy release the GIL in their kernels), so at most ``jobs`` runs are in memory."""
-    from tqdm import tqdm
 
     def score(path: str) -> tuple[str, int, list[TopicScores]]:
-        run = read_run(path, "evaluate")
+        # With several runs at once, one per thread, each is parsed on its own thread (less CPU than Arrow's
+        # pool handing blocks around, and the cores are busy anyway).
+        run = read_run(path, "evaluate", use_threads=jobs == 1 or len(paths) == 1)
         return run.runid, len(run), evaluate_run(qrels, run, measures, options)
 
     if jobs == 1 or len(paths) == 1:
         for path in paths:
             yield score(path)
         return
-    # The bar shows only on a terminal (tqdm disables itself otherwise) and only after a second.
-    progress = tqdm(total=len(paths), desc="runs", unit="run", file=sys.stderr, disable=None, delay=1.0)
+    progress = _progress_bar(len(paths))
     with progress, ThreadPoolExecutor(max_workers=jobs) as pool:
         pending = [pool.submit(score, path) for path in paths[:jobs]]
         for index in range(len(paths)):
@@ -124,6 +123,27 @@ def _scores_with_progress(
                 pending.append(pool.submit(score, paths[next_index]))
             progress.update(1)
             yield result
+
+
+class _NoProgressBar:
+    def __enter__(self) -> _NoProgressBar:
+        return self
+
+    def __exit__(self, *exception: object) -> None:
+        return None
+
+    def update(self, count: int) -> None:
+        return None
+
+
+def _progress_bar(total: int):
+    """The bar shows only on a terminal and only after a second. Elsewhere (a pipe, a file, a benchmark) tqdm
+    is not even imported: its import costs more CPU than reading and scoring a run."""
+    if not sys.stderr.isatty():
+        return _NoProgressBar()
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="runs", unit="run", file=sys.stderr, delay=1.0)
 
 
 def _prepare_qrels(qrels: Qrels, *, levels: bool, gains: dict[float, float] | None) -> Qrels:
@@ -183,5 +203,7 @@ class _Writer:
 
     def close(self) -> None:
         if self.format == "json":
+            import json
+
             json.dump(self.records, sys.stdout, indent=1)
             sys.stdout.write("\n")

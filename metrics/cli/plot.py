@@ -17,7 +17,7 @@ from config.cli import (
 from metrics.cli.run_set import add_inputs, load
 from metrics.core.comparison import tau
 from metrics.core.significance import bootstrap_ci
-from metrics.figures import label_points
+from metrics.plot_labels import label_points
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

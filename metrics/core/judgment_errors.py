@@ -266,7 +266,7 @@ def _pair_outcomes(observed: np.ndarray, truth: np.ndarray) -> tuple[np.ndarray,
 
 
 @dataclass(frozen=True)
-class SimulationInput:
+class JudgmentErrorInput:
     """Everything ``judgment_error_stability`` needs for runs scored by one registry measure.
 
     ``relevance``/``topic``/``meta_aps``: one entry per qrels row (qrels order) of the topics with at least
@@ -283,9 +283,9 @@ class SimulationInput:
     score: Callable[[np.ndarray], np.ndarray]
 
 
-def simulation_input(
+def judgment_error_input(
     qrels: Qrels, runs: Sequence[Run], measure: Measure, options: EvaluationOptions | None = None
-) -> SimulationInput:
+) -> JudgmentErrorInput:
     """Prepare [R]'s simulation for ``measure`` over ``runs``: align each run once with the measure's
     ordering, and re-score by swapping the judged values (the alignment's judged rows are the qrels rows
     grouped by topic, so a perturbation never needs a new alignment). Meta-AP is computed over the same
@@ -338,7 +338,7 @@ def simulation_input(
         return matrix
 
     meta_aps = meta_ap(np.vstack(meta_positions)) if meta_positions else np.zeros(len(kept))
-    return SimulationInput(
+    return JudgmentErrorInput(
         topics=topics, relevance=kept.value > 0, topic=kept_codes, meta_aps=meta_aps, score=score
     )
 

@@ -20,9 +20,8 @@ from typing import Final, Literal
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from metrics.core.arrays import from_numpy, to_numpy
+from metrics.core.arrays import RankOptions, SetLookupOptions, SortOptions, arrow_call, from_numpy, to_numpy
 from metrics.core.readers import Qrels, Run
 
 DOCID_ASCENDING: Final = "docid_ascending"
@@ -90,9 +89,7 @@ def rank_run(run: Run, *, ties: TieRule, duplicates: DuplicateRule) -> RankedRun
         raise ValueError(f"unknown tie rule {ties!r}")
     if duplicates not in ("keep", "collapse"):
         raise ValueError(f"unknown duplicate rule {duplicates!r}")
-    topic_encoded = pc.dictionary_encode(run.topic)
-    topics = np.asarray(topic_encoded.dictionary.to_pylist(), dtype=object)
-    topic_code = to_numpy(topic_encoded.indices).astype(np.int64)
+    topics, topic_code = _topic_codes(run.topic)
     last_copy = _last_copy_rows(topic_code, run.docid)
     score = run.score
     rows = np.arange(len(score))
@@ -113,8 +110,10 @@ def rank_run(run: Run, *, ties: TieRule, duplicates: DuplicateRule) -> RankedRun
         sorted_topic, sorted_score = columns["topic"], columns["score"]
     else:
         order = to_numpy(
-            pc.sort_indices(
-                pa.table({name: from_numpy(values) for name, values in columns.items()}), sort_keys=sort_keys
+            arrow_call(
+                "sort_indices",
+                pa.table({name: from_numpy(values) for name, values in columns.items()}),
+                options=SortOptions(sort_keys=sort_keys),
             )
         )
         sorted_topic, sorted_score = columns["topic"][order], columns["score"][order]
@@ -124,13 +123,21 @@ def rank_run(run: Run, *, ties: TieRule, duplicates: DuplicateRule) -> RankedRun
         is_tied[:-1] |= is_tied[1:]
         tied = order[is_tied]
         docid_rank = np.zeros(len(rows), dtype=np.int64)
-        docid_rank[tied] = to_numpy(pc.rank(run.docid.take(from_numpy(rows[tied])), tiebreaker="dense"))
+        docid_rank[tied] = to_numpy(
+            arrow_call(
+                "rank",
+                arrow_call("take", run.docid, from_numpy(rows[tied])),
+                options=RankOptions(tiebreaker="dense"),
+            )
+        )
         columns["docid"] = docid_rank
         is_sorted = False
         sort_keys.append(("docid", "ascending" if ties == DOCID_ASCENDING else "descending"))
         order = to_numpy(
-            pc.sort_indices(
-                pa.table({name: from_numpy(values) for name, values in columns.items()}), sort_keys=sort_keys
+            arrow_call(
+                "sort_indices",
+                pa.table({name: from_numpy(values) for name, values in columns.items()}),
+                options=SortOptions(sort_keys=sort_keys),
             )
         )
     counts = np.bincount(columns["topic"], minlength=len(topics))
@@ -141,8 +148,27 @@ def rank_run(run: Run, *, ties: TieRule, duplicates: DuplicateRule) -> RankedRun
     else:
         ranked_rows = rows[order]
         is_file_order = len(ranked_rows) == len(score) and bool(np.all(ranked_rows == np.arange(len(score))))
-        docid = run.docid if is_file_order else run.docid.take(from_numpy(ranked_rows))
+        docid = run.docid if is_file_order else arrow_call("take", run.docid, from_numpy(ranked_rows))
     return RankedRun(runid=run.runid, topics=topics, offsets=offsets, docid=docid)
+
+
+def _topic_codes(topic: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct topics in order of first appearance, each line's index in them). A run file lists each topic
+    in one block (the usual case): then only the first line of each block is hashed, else every line is."""
+    n = len(topic)
+    if n > 1:
+        is_new_block = arrow_call("not_equal", topic.slice(1), topic.slice(0, n - 1))
+        block_starts = np.concatenate(
+            ([0], to_numpy(arrow_call("indices_nonzero", is_new_block)).astype(np.int64) + 1)
+        )
+        heads = arrow_call("dictionary_encode", arrow_call("take", topic, from_numpy(block_starts)))
+        if len(heads.dictionary) == len(block_starts):  # no topic in two blocks
+            codes = np.repeat(np.arange(len(block_starts)), np.diff(np.append(block_starts, n)))
+            return np.asarray(heads.dictionary.to_pylist(), dtype=object), codes
+    encoded = arrow_call("dictionary_encode", topic)
+    return np.asarray(encoded.dictionary.to_pylist(), dtype=object), to_numpy(encoded.indices).astype(
+        np.int64
+    )
 
 
 def _is_in_rank_order(topic_code: np.ndarray, score: np.ndarray) -> bool:
@@ -153,35 +179,79 @@ def _is_in_rank_order(topic_code: np.ndarray, score: np.ndarray) -> bool:
 
 FINGERPRINT_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # odd, so multiplying mixes without losing bits
 BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)
+# The top k bytes of a little-endian word: the last k bytes of the 8 that end where a string ends.
+HIGH_BYTE_MASKS = np.array([((1 << 64) - 1) ^ ((1 << (8 * (8 - k))) - 1) for k in range(9)], dtype=np.uint64)
 FINGERPRINT_MAX_BYTES = 64
 
 
-def _string_fingerprints(strings: pa.Array) -> np.ndarray | None:
+@dataclass(frozen=True)
+class _StringBytes:
+    """A string array's bytes as Arrow holds them: each string's start, end and length in ``words``, a view of
+    the bytes in which every position starts a little-endian 8-byte word (padded with 8 zero bytes before the
+    first string and past the last, so a word may start 8 bytes before any end; no copy per word)."""
+
+    starts: np.ndarray
+    ends: np.ndarray
+    lengths: np.ndarray
+    longest: int
+    words: np.ndarray
+
+    @classmethod
+    def of(cls, strings: pa.Array) -> _StringBytes:
+        _, offsets_buffer, data = strings.buffers()
+        offset_type = np.int64 if pa.types.is_large_string(strings.type) else np.int32
+        offsets = np.frombuffer(offsets_buffer, dtype=offset_type, count=strings.offset + len(strings) + 1)
+        offsets = offsets[strings.offset :]
+        lengths = np.diff(offsets)
+        longest = int(lengths.max()) if len(lengths) else 0
+        first, last = int(offsets[0]), int(offsets[-1])
+        size = last - first
+        # Padded so that a word read 8 bytes before any end, or at any start plus any chunk, stays inside.
+        padded = np.empty(8 + size + longest + 8, dtype=np.uint8)
+        padded[:8] = 0
+        padded[8 + size :] = 0
+        if data is not None:
+            padded[8 : 8 + size] = np.frombuffer(data, dtype=np.uint8, count=last)[first:]
+        words = np.ndarray(shape=(size + longest + 9,), dtype="<u8", buffer=padded, strides=(1,))
+        shift = 8 - first
+        return cls(
+            starts=offsets[:-1] + shift,
+            ends=offsets[1:] - first,
+            lengths=lengths,
+            longest=longest,
+            words=words,
+        )
+
+
+def _string_tail_keys(strings: _StringBytes) -> np.ndarray:
+    """A cheap 64-bit key of each string: its length and its last 8 bytes (all of it when shorter), one word
+    read per string (equal strings, equal keys). Identifiers differ most at their end, so the docids of a run
+    rarely share a key; when two do, the full fingerprints decide."""
+    lengths = strings.lengths
+    # The word of the 8 bytes that end where the string ends (``ends`` index the padded view, 8 bytes ahead).
+    word = strings.words[strings.ends]
+    if int(lengths.min()) < 8:  # a short string's word starts in the bytes before it: masked off
+        word &= HIGH_BYTE_MASKS[np.minimum(lengths, 8)]
+    key = lengths.astype(np.uint64)
+    key *= FINGERPRINT_MULTIPLIER
+    key += word
+    return key
+
+
+def _string_fingerprints(strings: _StringBytes) -> np.ndarray | None:
     """A 64-bit polynomial fingerprint of each string, read 8 bytes at a time from Arrow's buffers (equal
     strings, equal fingerprints); None when a string is longer than ``FINGERPRINT_MAX_BYTES``."""
-    _, offsets_buffer, data = strings.buffers()
-    offset_type = np.int64 if pa.types.is_large_string(strings.type) else np.int32
-    offsets = np.frombuffer(offsets_buffer, dtype=offset_type, count=strings.offset + len(strings) + 1)
-    offsets = offsets[strings.offset :].astype(np.int64)
-    lengths = np.diff(offsets)
-    longest = int(lengths.max()) if len(lengths) else 0
+    longest, lengths, words, starts = strings.longest, strings.lengths, strings.words, strings.starts
     if longest > FINGERPRINT_MAX_BYTES:
         return None
-    raw = (
-        np.frombuffer(data, dtype=np.uint8)[offsets[0] : offsets[-1]]
-        if data is not None
-        else np.empty(0, np.uint8)
-    )
-    padded = np.zeros(len(raw) + 8, dtype=np.uint8)
-    padded[: len(raw)] = raw
-    # Every byte position as the start of a little-endian 8-byte word (unaligned view, no copy).
-    words = np.ndarray(shape=(len(raw) + 1,), dtype="<u8", buffer=padded, strides=(1,))
-    starts = offsets[:-1] - offsets[0]
     fingerprint = lengths.astype(np.uint64)
     for chunk in range(0, longest, 8):
-        remaining = np.clip(lengths - chunk, 0, 8)
-        word = words[np.minimum(starts + chunk, len(raw))] & BYTE_MASKS[remaining]
-        fingerprint = fingerprint * FINGERPRINT_MULTIPLIER + word
+        word = words[starts + chunk]
+        remaining = lengths - chunk
+        if int(remaining.min()) < 8:  # bytes past a string's end are masked off
+            word &= BYTE_MASKS[np.minimum(np.maximum(remaining, 0), 8)]
+        fingerprint *= FINGERPRINT_MULTIPLIER
+        fingerprint += word
     return fingerprint
 
 
@@ -190,17 +260,27 @@ def _are_distinct(fingerprints: np.ndarray | None, topic_code: np.ndarray) -> bo
     also mean a fingerprint collision, which the exact check then settles."""
     if fingerprints is None:
         return False
-    key = np.sort(fingerprints * FINGERPRINT_MULTIPLIER + topic_code.astype(np.uint64))
+    key = fingerprints * FINGERPRINT_MULTIPLIER
+    key += topic_code.astype(np.uint64, copy=False)
+    key.sort()
     return not bool((key[1:] == key[:-1]).any())
 
 
 def _last_copy_rows(topic_code: np.ndarray, docid: pa.Array) -> np.ndarray | None:
     """For each line, the last line (file order) with the same (topic, docid); None when no pair repeats."""
     n = len(topic_code)
-    # The common case, no (topic, docid) repeated: distinct fingerprints prove it without hashing strings.
-    if n < 2 or _are_distinct(_string_fingerprints(docid), topic_code):
+    if n < 2:
         return None
-    docid_rank = to_numpy(pc.rank(docid, sort_keys="ascending", tiebreaker="dense")).astype(np.int64)
+    # The common case, no (topic, docid) repeated: distinct keys prove it without hashing strings, the tail
+    # keys (one word per docid) mostly, else the full fingerprints.
+    docid_bytes = _StringBytes.of(docid)
+    if _are_distinct(_string_tail_keys(docid_bytes), topic_code):
+        return None
+    if _are_distinct(_string_fingerprints(docid_bytes), topic_code):
+        return None
+    docid_rank = to_numpy(
+        arrow_call("rank", docid, options=RankOptions(sort_keys="ascending", tiebreaker="dense"))
+    ).astype(np.int64)
     pair = topic_code * (int(docid_rank.max()) + 1) + docid_rank
     sorted_pair = np.sort(pair)
     if not (sorted_pair[1:] == sorted_pair[:-1]).any():
@@ -266,7 +346,9 @@ def _judged_positions(
     result = np.full(len(judged_code), NOT_RETRIEVED, dtype=np.int64)
     if len(judged_code) == 0 or len(ranked.docid) == 0:
         return result
-    run_code = to_numpy(pc.index_in(ranked.docid, value_set=vocabulary), fill=-1)
+    run_code = to_numpy(
+        arrow_call("index_in", ranked.docid, options=SetLookupOptions(value_set=vocabulary)), fill=-1
+    )
     hit = np.flatnonzero(run_code >= 0)
     hit_topic = np.searchsorted(ranked.offsets, hit, side="right") - 1
     hit_position = hit - ranked.offsets[hit_topic]

@@ -32,10 +32,9 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
-from metrics.core.arrays import strings_to_arrow, to_numpy
+from metrics.core.arrays import arrow_call, strings_to_arrow, to_numpy
 from trecio import TrecFormatError, open_binary
 from trecio.text import MAX_LINE_BYTES, decode_line, is_blank, iter_raw_lines, parse_finite, split_columns
 
@@ -139,7 +138,7 @@ def read_qrels(path: str | Path) -> Qrels:
 def _first_seen_codes(strings: np.ndarray | pa.Array) -> tuple[pa.Array, np.ndarray]:
     """(distinct strings in first-seen order as an Arrow array, each entry's index in it), as pandas.factorize."""
     array = strings if isinstance(strings, pa.Array) else strings_to_arrow(strings)
-    encoded = pc.dictionary_encode(array)
+    encoded = arrow_call("dictionary_encode", array)
     return encoded.dictionary, to_numpy(encoded.indices).astype(np.int64)
 
 
@@ -161,10 +160,12 @@ def _qrels_from_table(table: pa.Table) -> Qrels:
     )
 
 
-def read_run(path: str | Path) -> Run:
-    """Read a TREC run file (6 columns); the rank column is ignored, the runid is taken from the last line."""
+def read_run(path: str | Path, *, use_threads: bool = True) -> Run:
+    """Read a TREC run file (6 columns); the rank column is ignored, the runid is taken from the last line.
+    ``use_threads=False`` parses on the calling thread only: cheaper in CPU (no hand-over between Arrow's
+    threads) where the caller already reads several runs at once, one per thread."""
     path = Path(path)
-    run = _read_run_arrow(path)
+    run = _read_run_arrow(path, use_threads=use_threads)
     if run is not None:
         return run
     frame = _read_columns(path, RUN_COLUMNS, float_column="score")
@@ -177,9 +178,9 @@ def read_run(path: str | Path) -> Run:
     )
 
 
-def _read_run_arrow(path: Path) -> Run | None:
+def _read_run_arrow(path: Path, *, use_threads: bool = True) -> Run | None:
     """The fast path: Arrow's CSV reader with the delimiter of the first line; None when it does not apply."""
-    table = _read_table_arrow(path, RUN_COLUMNS, float_column="score")
+    table = _read_table_arrow(path, RUN_COLUMNS, float_column="score", use_threads=use_threads)
     if table is None:
         return None
     return Run(
@@ -190,7 +191,9 @@ def _read_run_arrow(path: Path) -> Run | None:
     )
 
 
-def _read_table_arrow(path: Path, columns: tuple[str, ...], *, float_column: str) -> pa.Table | None:
+def _read_table_arrow(
+    path: Path, columns: tuple[str, ...], *, float_column: str, use_threads: bool = True
+) -> pa.Table | None:
     """Arrow's CSV reader with the delimiter of the first line; None when it does not apply (the pandas path
     then reads the file or names its first bad line). The q0 and rank columns are not kept."""
     try:
@@ -208,7 +211,9 @@ def _read_table_arrow(path: Path, columns: tuple[str, ...], *, float_column: str
             path,
             # 4 MiB blocks (default 1 MiB): a TREC run of 200,000 lines parses in two blocks, one per core,
             # with a third less CPU than in eight (benchmarks/measures.py).
-            read_options=pa_csv.ReadOptions(column_names=list(columns), block_size=4 << 20),
+            read_options=pa_csv.ReadOptions(
+                column_names=list(columns), block_size=4 << 20, use_threads=use_threads
+            ),
             parse_options=pa_csv.ParseOptions(delimiter=delimiter, quote_char=False, ignore_empty_lines=True),
             convert_options=pa_csv.ConvertOptions(
                 column_types={name: pa.float64() if name == float_column else string for name in columns},
@@ -223,7 +228,7 @@ def _read_table_arrow(path: Path, columns: tuple[str, ...], *, float_column: str
     if table.num_rows == 0:
         return None
     number = table.column(float_column).combine_chunks()
-    if number.null_count or not pc.all(pc.is_finite(number)).as_py():
+    if number.null_count or not arrow_call("all", arrow_call("is_finite", number)).as_py():
         return None
     # An empty field or one holding the other delimiter (tab vs space) would hide a wrong field count; a
     # control character is refused as the streaming reader refuses it (trecio.text.split_columns).
@@ -232,9 +237,7 @@ def _read_table_arrow(path: Path, columns: tuple[str, ...], *, float_column: str
     for name in table.column_names:
         if name == float_column:
             continue
-        column = table.column(name).combine_chunks()
-        lengths = pc.min_max(pc.binary_length(column)).as_py()
-        if lengths["min"] == 0 or lengths["max"] > MAX_LINE_BYTES or _has_space_or_control(column):
+        if _has_bad_field(table.column(name).combine_chunks()):
             return None
     return table
 
@@ -261,16 +264,22 @@ def _has_long_line(data: bytes) -> bool:
     return bool((np.diff(bounds) - 1 > MAX_LINE_BYTES).any())
 
 
-def _has_space_or_control(strings: pa.Array) -> bool:
-    """Whether any string holds a space, a tab or another control character: one vectorised pass over the
-    array's UTF-8 bytes (bytes below 0x21 and 0x7F are never part of a multi-byte character)."""
-    _, offsets_buffer, data = strings.buffers()
-    if data is None or len(strings) == 0:
+def _has_bad_field(strings: pa.Array) -> bool:
+    """Whether any string is empty, longer than ``MAX_LINE_BYTES``, or holds a space, a tab or another control
+    character. Read from the array's buffers: lengths from the offsets, and the UTF-8 bytes in two passes that
+    allocate nothing, their minimum (below 0x21: a space or control) and a search for DEL (0x7F); neither byte
+    is ever part of a multi-byte character."""
+    if len(strings) == 0:
         return False
-    offsets = np.frombuffer(offsets_buffer, dtype=np.int32)
-    start, end = offsets[strings.offset], offsets[strings.offset + len(strings)]
-    raw = np.frombuffer(data, dtype=np.uint8)[start:end]
-    return bool(((raw < 0x21) | (raw == 0x7F)).any())
+    _, offsets_buffer, data = strings.buffers()
+    offset_type = np.int64 if pa.types.is_large_string(strings.type) else np.int32
+    offsets = np.frombuffer(offsets_buffer, dtype=offset_type, count=strings.offset + len(strings) + 1)
+    offsets = offsets[strings.offset :]
+    lengths = np.diff(offsets)
+    if int(lengths.min()) == 0 or int(lengths.max()) > MAX_LINE_BYTES:
+        return True
+    raw = np.frombuffer(data, dtype=np.uint8, count=int(offsets[-1]))[int(offsets[0]) :]
+    return int(raw.min()) < 0x21 or raw.tobytes().find(b"\x7f") >= 0
 
 
 def _qrels_from_frame(frame: pd.DataFrame) -> Qrels:

@@ -9,7 +9,7 @@ from rest_framework.test import APIClient
 
 from judging.engine import PerfectOracle
 from judging.services import campaign_create, campaign_start
-from judging.services.simulation import campaign_simulate
+from judging.services.simulated_crowd import campaign_simulate
 from metrics.leaderboard import campaign_runs_score
 from pools.services import demo_load
 from pools.trec import read_qrels

@@ -10,7 +10,7 @@ import pytest
 from config.cli import main as toppref
 from judging.engine import PerfectOracle
 from judging.services import campaign_create, campaign_start
-from judging.services.simulation import campaign_simulate
+from judging.services.simulated_crowd import campaign_simulate
 from metrics.leaderboard import campaign_runs_score
 from pools.models import GradedJudgment, Run
 from pools.services import collection_create, qrels_import, run_import

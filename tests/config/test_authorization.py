@@ -25,7 +25,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from judging.engine import PerfectOracle
 from judging.models import Campaign, Export, Hit, Worker
 from judging.services import campaign_create, campaign_pause, campaign_start, hit_build
-from judging.services.simulation import campaign_simulate
+from judging.services.simulated_crowd import campaign_simulate
 from judging.services.tournaments import tournament_judgment_submit, tournament_next_pair
 from metrics.leaderboard import campaign_runs_score, leaderboard_export_request
 from pools.services import collection_copy, demo_load

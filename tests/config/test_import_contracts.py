@@ -78,6 +78,25 @@ def _lint_imports(directory: Path) -> subprocess.CompletedProcess:
             "from judging.selectors import campaign_progress\n",
             "judging-tasks-call-services",
         ),
+        # services enqueue tasks by registered name, never by importing them (tasks call services)
+        (
+            "judging/services/bad.py",
+            "from judging.tasks import hit_build_task\n",
+            "judging-services-below-entry-points",
+        ),
+        (
+            "metrics/leaderboard.py",
+            "from metrics.tasks import run_validate_task\n",
+            "metrics-services-below-tasks",
+        ),
+        ("metrics/uploads.py", "import metrics.tasks\n", "metrics-services-below-tasks"),
+        # entry points call services, which enqueue
+        ("dashboard/views.py", "from metrics.tasks import run_validate_task\n", "entry-points-call-services"),
+        (
+            "judging/management/commands/bad.py",
+            "from judging.tasks import hit_build_task\n",
+            "entry-points-call-services",
+        ),
         ("pools/selectors.py", "from pools.services import collection_create\n", "pools-layers"),
         ("metrics/selectors.py", "from metrics.services import run_scores_compute\n", "metrics-layers"),
         ("metrics/tasks.py", "from metrics.api import CampaignRunListApi\n", "metrics-tasks-call-services"),

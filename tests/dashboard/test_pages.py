@@ -192,7 +192,7 @@ def test_an_adaptive_campaign_from_the_form_shows_open_out_and_tied_per_topic(
     client, researcher, demo_collection, django_capture_on_commit_callbacks
 ):
     from judging.engine import PerfectOracle
-    from judging.services.simulation import campaign_simulate
+    from judging.services.simulated_crowd import campaign_simulate
     from pools.trec import read_qrels
     from tests.conftest import DEMO_DIR
 

@@ -4,7 +4,8 @@ import math
 from decimal import Decimal
 
 import pytest
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from judging.models import Campaign, CampaignTopic, Candidate, Pair, Round
 from judging.services import (
@@ -271,3 +272,24 @@ def test_a_lost_round_is_regenerated_with_the_same_pairs():
     )
     topic.refresh_from_db()
     assert topic.round_number == 1 and topic.state == "stage_1"
+
+
+def start_statements(topic_count: int, name: str) -> int:
+    collection = collection_with_grades(
+        {f"{name}_{i}": graded_pool(f"{name}{i}-", 10 + i % 3) for i in range(topic_count)}, name=name
+    )
+    campaign = campaign_create(collection=collection, name=name, seed=1)
+    with CaptureQueriesContext(connection) as statements:
+        campaign_start(campaign=campaign)
+    assert Round.objects.filter(campaign_topic__campaign=campaign).count() == topic_count
+    return len(statements)
+
+
+@pytest.mark.django_db
+def test_a_crowd_campaign_starts_in_a_few_statements_not_a_handful_per_topic():
+    # Given campaigns of 2 and 12 topics, each opening a stage-1 round
+    small, big = start_statements(2, "small"), start_statements(12, "big")
+    # Then ten more topics cost only the extra batches of the bulk inserts (SQLite takes 999 parameters a
+    # statement), never statements per topic: a campaign of thousands of topics starts in one short
+    # transaction
+    assert big - small <= 5

@@ -18,7 +18,7 @@ from judging.engine import PerfectOracle
 from judging.models import Campaign, CampaignTopic, Hit
 from judging.selectors import campaign_ranked
 from judging.services import campaign_create
-from judging.services.simulation import campaign_simulate
+from judging.services.simulated_crowd import campaign_simulate
 from judging.tasks import campaign_start_task
 from tests.judging.factories import collection_with_grades, graded_pool
 

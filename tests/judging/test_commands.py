@@ -11,7 +11,7 @@ from django.urls import reverse
 from judging.engine import PerfectOracle
 from judging.models import Campaign, CampaignTopic
 from judging.selectors import campaign_progress
-from judging.services.simulation import campaign_simulate
+from judging.services.simulated_crowd import campaign_simulate
 from pools.models import Topic
 from pools.services import demo_load
 from pools.trec import read_qrels
@@ -350,7 +350,7 @@ def test_campaign_create_refuses_a_budget_that_buys_no_hit_with_exit_2(arguments
 @pytest.mark.django_db
 def test_campaign_status_json_of_a_finished_tournament(oracle_file):
     from judging.models import TournamentJudgment
-    from judging.services.simulation import tournament_simulate
+    from judging.services.simulated_crowd import tournament_simulate
 
     collection_with_grades({"1_1": graded_pool("a", 12), "1_2": graded_pool("b", 4)}, name="tiny")
     run("campaign_create", "t", "--collection", "tiny", "--mode", "tournament")

@@ -9,7 +9,7 @@ import re
 import pytest
 from django.test import Client
 
-from judging.models import Assignment, Campaign, HitSlot, Judgment
+from judging.models import Assignment, Campaign, HitSlot, Judgment, Worker
 from judging.views.judge import INSTRUCTIONS_SEEN
 from tests.judging.pages_fixtures import crowd_campaign, mturk_query, tournament_campaign, user_with_role
 
@@ -118,3 +118,45 @@ def test_an_external_hit_answer_with_the_header_returns_the_hit_page_with_its_to
     # the last answer brings the page that submits the HIT
     assert client.get(response["X-Toppref-Location"]).content.decode().count("submit") >= 1
     assert Judgment.objects.count() == 13 and "/submit/" in html
+
+
+@pytest.mark.django_db
+def test_a_crowd_answer_in_a_held_hit_costs_at_most_fifteen_queries_with_its_next_pair(
+    client, django_assert_max_num_queries
+):
+    # given a judge halfway through a HIT
+    crowd_campaign()
+    client = logged_in(client, user_with_role("cat", "crowd"))
+    html = client.get("/judge/next/").content.decode()
+    html = client.post("/judge/answer/", hit_answer_data(html), **NEXT).content.decode()
+    data = hit_answer_data(html)
+
+    # when they answer: session (SQLite; from Redis with REDIS_URL), user, roles, the assignment and slot,
+    # BEGIN, worker, HIT and assignment locks, the stored answer, the insert, the HIT's completeness, COMMIT,
+    # the held assignment (without the worker's lock) and its next question
+    with django_assert_max_num_queries(15):
+        response = client.post("/judge/answer/", data, **NEXT)
+
+    # then the answer is stored and the next question shown
+    assert response.status_code == 200 and "2 of 13 answered" in response.content.decode()
+    assert Judgment.objects.count() == 2
+
+
+@pytest.mark.django_db
+def test_the_held_hit_page_shows_the_same_question_and_an_excluded_worker_gets_none(client):
+    # given a judge holding a HIT
+    crowd_campaign()
+    user = user_with_role("cat", "crowd")
+    client = logged_in(client, user)
+    first = client.get("/judge/next/").content.decode()
+    stamp = re.compile(r'name="(shown|csrfmiddlewaretoken)" value="[^"]*"')
+
+    # when they ask again, then excluded, ask once more
+    again = client.get("/judge/next/").content.decode()
+    Worker.objects.filter(user=user).update(is_excluded=True)
+    refused = client.get("/judge/next/")
+
+    # then the same question (the held HIT read without the lock), and no pair for an excluded worker
+    assert stamp.sub("", again) == stamp.sub("", first)
+    assert refused.status_code == 403 and 'id="pair-form"' not in refused.content.decode()
+    assert "Thank you for your work" in refused.content.decode()

@@ -27,7 +27,7 @@ from judging.selectors import (
     campaign_ranked,
 )
 from judging.services import campaign_create, campaign_start
-from judging.services.simulation import campaign_simulate, tournament_simulate
+from judging.services.simulated_crowd import campaign_simulate, tournament_simulate
 from pools.models import Collection
 from pools.services import collection_create, demo_load, qrels_import
 from pools.thinning import thin_qrels

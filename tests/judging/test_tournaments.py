@@ -18,7 +18,7 @@ from judging.services import (
     tournament_judgment_submit,
     tournament_next_pair,
 )
-from judging.services.simulation import tournament_simulate
+from judging.services.simulated_crowd import tournament_simulate
 from pools.models import Item
 from tests.judging.factories import collection_with_grades, graded_pool
 

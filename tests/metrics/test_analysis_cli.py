@@ -317,7 +317,7 @@ def test_scatter_labels_do_not_overlap_with_many_close_runs():
     matplotlib.use("Agg")
     from matplotlib import pyplot
 
-    from metrics.figures import label_points as _label_points
+    from metrics.plot_labels import label_points as _label_points
 
     # given 23 runs crowded along a line, as the CAsT runs are under two correlated measures
     rng = np.random.default_rng(3)

@@ -9,7 +9,7 @@ from judging.engine import PerfectOracle
 from judging.models import Campaign
 from judging.selectors import campaign_preferences
 from judging.services import campaign_create, campaign_start
-from judging.services.simulation import campaign_simulate
+from judging.services.simulated_crowd import campaign_simulate
 from metrics.core.evaluate import evaluate_run, parse_measure
 from metrics.core.readers import Qrels, read_run
 from metrics.models import RunScore

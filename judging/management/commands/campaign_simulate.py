@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 from judging.engine import NoisyOracle, PerfectOracle
 from judging.models import Campaign
 from judging.selectors import campaign_progress
-from judging.services.simulation import CampaignStalledError, campaign_simulate, tournament_simulate
+from judging.services.simulated_crowd import CampaignStalledError, campaign_simulate, tournament_simulate
 from pools.trec import TrecFormatError, read_qrels
 
 

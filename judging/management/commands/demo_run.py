@@ -13,7 +13,7 @@ from judging.engine import DEFAULT_PARAMS, CrowdParams, PerfectOracle, tournamen
 from judging.models import Campaign
 from judging.selectors import RESEARCHERS_GROUP, campaign_judgment_counts, campaign_progress, campaign_ranked
 from judging.services import campaign_create, campaign_delete, campaign_start, hit_build
-from judging.services.simulation import campaign_simulate, tournament_simulate
+from judging.services.simulated_crowd import campaign_simulate, tournament_simulate
 from pools.models import Collection, GradedJudgment, Item, Topic
 from pools.trec import TrecFormatError, read_qrels
 

@@ -5,8 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from judging.models import Campaign
-from metrics.tasks import run_validate_task
-from metrics.uploads import RunUploadError, run_upload
+from metrics.uploads import RunUploadError, run_upload, run_validate_and_score
 from pools.models import Run
 from pools.services import run_delete
 
@@ -36,8 +35,7 @@ class Command(BaseCommand):
         except RunUploadError as error:
             raise CommandError(str(error), returncode=2) from None
         # Validate now (with a broker the queued task would do it too, and finds the run done: idempotent).
-        run_validate_task(run.pk)
-        run.refresh_from_db()
+        run = run_validate_and_score(run=run)
         if run.status != Run.Status.READY:
             # A script gets the problem and nothing stays behind (the dashboard keeps failed uploads to show).
             message = run.error.replace(f"{run.name}.run", source.name, 1)

@@ -7,10 +7,10 @@ from django.core.management.base import BaseCommand, CommandError
 from judging.models import Campaign
 from metrics.core.evaluate import parse_measure
 from metrics.core.trec import DEFAULT_THRESHOLD
+from metrics.leaderboard import LEADERBOARD_MEASURES
 from metrics.models import RunScore
 from metrics.selectors import campaign_run_list
 from metrics.services import ScoreRequestError, run_scores_compute
-from metrics.tasks import CAMPAIGN_MEASURES
 
 # What each qrels kind puts in the ideal ranking ("Assessing top-k preferences", sections 5 and 6).
 KIND_MEANING = {
@@ -43,7 +43,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("campaign", help="campaign name")
         parser.add_argument("--kind", choices=["combined", "top_k", "best"], default="combined")
-        parser.add_argument("-m", "--measure", nargs="+", default=CAMPAIGN_MEASURES, help="measures to show")
+        parser.add_argument(
+            "-m", "--measure", nargs="+", default=LEADERBOARD_MEASURES, help="measures to show"
+        )
 
     def handle(self, *args, campaign, kind, measure, **options):
         try:

@@ -19,7 +19,7 @@ from judging.services import (
     campaign_start,
     worker_get_or_create,
 )
-from judging.services.simulation import campaign_simulate
+from judging.services.simulated_crowd import campaign_simulate
 from judging.tasks import campaign_publish_task, crowd_sync_task
 from pools.models import Collection
 from pools.services import demo_load

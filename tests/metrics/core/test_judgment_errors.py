@@ -183,16 +183,16 @@ def test_stability_is_seeded_and_set_by_set():
 
 
 @pytest.mark.parametrize("name", ["ap", "ndcg@10", "compat@0.8"])
-def test_simulation_input_scores_like_a_fresh_evaluation(cast_dir, name):
+def test_judgment_error_input_scores_like_a_fresh_evaluation(cast_dir, name):
     # given three CAsT runs and a judgoid set drawn from the graded qrels
     from metrics.core.evaluate import EvaluationOptions, evaluate_run, parse_measure
-    from metrics.core.judgment_errors import simulation_input
+    from metrics.core.judgment_errors import judgment_error_input
     from metrics.core.readers import Qrels, read_qrels, read_run
 
     qrels = read_qrels(cast_dir / "qrels.graded.txt")
     runs = [read_run(cast_dir / "runs" / f"decaf{n}.run") for n in ("01", "07", "12")]
     measure = parse_measure(name)
-    prepared = simulation_input(qrels, runs, measure)
+    prepared = judgment_error_input(qrels, runs, measure)
     judgoids = perturb_relevance(
         prepared.relevance, prepared.topic, tpr=0.8, fpr=0.1, rng=np.random.default_rng(2)
     )

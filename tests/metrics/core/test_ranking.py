@@ -142,9 +142,31 @@ def test_duplicates_are_found_in_long_docids_and_told_apart_past_the_eighth_byte
 def test_fingerprints_are_equal_exactly_for_equal_strings_of_a_sliced_array():
     import pyarrow as pa
 
-    from metrics.core.ranking import _string_fingerprints
+    from metrics.core.ranking import _string_fingerprints, _string_tail_keys, _StringBytes
 
     strings = pa.array(["skip", "a", "ab", "abcdefgh", "abcdefghi", "a", "abcdefghi", "é"]).slice(1)
-    fingerprints = list(_string_fingerprints(strings))
+    fingerprints = list(_string_fingerprints(_StringBytes.of(strings)))
     assert fingerprints[0] == fingerprints[4] and fingerprints[3] == fingerprints[5]
     assert len(set(fingerprints)) == 5
+    tail_keys = list(_string_tail_keys(_StringBytes.of(strings)))
+    assert tail_keys[0] == tail_keys[4] and tail_keys[3] == tail_keys[5]
+    assert len(set(tail_keys)) == 5
+
+
+def test_docids_that_share_their_last_eight_bytes_are_told_apart():
+    # given distinct docids of one length and one ending (their tail keys are equal), and a true repeat
+    run = Run.from_records(
+        [
+            ("t", "aaaa-12345678", 3.0),
+            ("t", "bbbb-12345678", 2.0),
+            ("t", "cccc-12345678", 1.0),
+            ("u", "aaaa-12345678", 3.0),
+            ("u", "bbbb-12345678", 2.0),
+            ("u", "aaaa-12345678", 1.0),
+        ]
+    )
+    # when ranked, trec_eval style (a repeat collapses to its last line)
+    ranked = rank_run(run, ties=DOCID_ASCENDING, duplicates="collapse")
+    # then the distinct ones all stay and only the true repeat collapses
+    assert ranked.ranking("t") == ["aaaa-12345678", "bbbb-12345678", "cccc-12345678"]
+    assert ranked.ranking("u") == ["bbbb-12345678", "aaaa-12345678"]

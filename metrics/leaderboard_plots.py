@@ -57,7 +57,7 @@ def plot_scatter(*, campaign: Campaign, x: tuple[str, str], y: tuple[str, str]) 
     if runs:
         import numpy as np
 
-        from metrics.figures import label_points
+        from metrics.plot_labels import label_points
 
         label_points(figure, axes, np.array([xs[r] for r in runs]), np.array([ys[r] for r in runs]), runs)
     axes.set_xlabel(f"{x[0]} ({x[1]})")

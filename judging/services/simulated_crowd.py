@@ -1,4 +1,4 @@
-"""Simulated workers and assessors driving the real services, so the demo, the benchmark and the tests go
+"""The simulated crowd: workers and assessors driving the real services, so the demo, the benchmark and the tests go
 through exactly the code real crowd workers and dedicated assessors use. Answers come from an engine oracle
 (``PerfectOracle``, ``NoisyOracle``, ``ReplayOracle``)."""
 

@@ -1,4 +1,6 @@
-"""Whole campaigns with simulated assessors: the crowd pipeline and the dedicated tournament.
+"""The simulator: whole campaigns with simulated assessors, in memory (``toppref simulate``, the planner); the
+crowd pipeline, the dedicated tournament and the adaptive mode. ``judging.services.simulated_crowd`` drives the
+database services instead.
 
 The simulator drives the same topic machine (``topic.py``) and seeding rule (``seeding.py``) as the
 database services, in synchronised campaign rounds: every active topic has a round open, the pairs of

@@ -1,4 +1,4 @@
-"""Matplotlib helpers shared by the command line's figures (``toppref plot``) and the dashboard's (the
+"""Point labels of the scatter figures, shared by the command line (``toppref plot``) and the dashboard (the
 leaderboard's figure 4): no Django here, so the file-only CLI can import it."""
 
 from __future__ import annotations
