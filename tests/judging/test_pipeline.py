@@ -3,6 +3,7 @@ the same qrels, parameters, seed and deterministic oracle give the same pairs, j
 from ``campaign_simulate`` and from ``toppref simulate`` (docs/decisions.md, "One crowd state machine, one
 seeding rule"). HIT composition is not part of that promise: the database packs pairs as rounds open."""
 
+import hashlib
 import json
 import random
 
@@ -11,12 +12,15 @@ import pytest
 from config.cli import main
 from judging.engine import (
     CrowdParams,
+    ErrorModel,
     NoisyOracle,
     PerfectOracle,
     SimulationResult,
     challenge_nonrelevant,
+    simulate_adaptive,
     simulate_crowd,
     simulate_tournament,
+    simulator,
     top_k_agreement,
 )
 from judging.models import Campaign, Judgment, Pair, Round, TournamentJudgment
@@ -27,7 +31,10 @@ from judging.selectors import (
     campaign_ranked,
 )
 from judging.services import campaign_create, campaign_start
+from judging.services import rounds as rounds_service
+from judging.services import topic_state as topic_state_service
 from judging.services.simulated_crowd import campaign_simulate, tournament_simulate
+from judging.services.topic_state import adaptive_params
 from pools.models import Collection
 from pools.services import collection_create, demo_load, qrels_import
 from pools.thinning import thin_qrels
@@ -401,3 +408,89 @@ def test_a_noisy_crowd_finishes_an_adaptive_campaign_with_a_consistent_status(ca
     ).values_list("round__campaign_topic__topic_id", "left_id", "right_id"):
         counts[(topic, left, right)] = counts.get((topic, left, right), 0) + 1
     assert max(counts.values()) <= 4
+
+
+class PairHashNoisyOracle:
+    """A test device: a judge that errs at ``error_rate`` on candidate pairs, deterministically. Its answer to a
+    pair of two candidates of a topic depends only on (topic, the unordered pair, how often that pair was asked
+    before), through a hash, so the database and the simulator, which pack different pairs into their HITs and
+    ask them in different orders, get the same answers. Challenges (a candidate against an item outside the
+    pool) are answered truthfully and consume no counter: a failed challenge would discard a HIT in the
+    database only."""
+
+    def __init__(self, values, pools, *, error_rate, salt):
+        self.perfect = PerfectOracle(values)
+        self.pools = {topic: set(pool) for topic, pool in pools.items()}
+        self.error_rate, self.salt = error_rate, salt
+        self.asked: dict[tuple[str, tuple[str, str]], int] = {}
+
+    def prefer(self, topic_id, a, b):
+        right = self.perfect.prefer(topic_id, a, b)
+        pool = self.pools.get(topic_id, set())
+        if a not in pool or b not in pool:
+            return right
+        key = (topic_id, (min(a, b), max(a, b)))
+        count = self.asked.get(key, 0)
+        self.asked[key] = count + 1
+        digest = hashlib.sha256(f"{self.salt}:{key[0]}:{key[1][0]}:{key[1][1]}:{count}".encode()).digest()
+        if int.from_bytes(digest[:8], "big") / 2**64 < self.error_rate:
+            return b if right == a else a
+        return right
+
+
+@pytest.mark.django_db
+def test_adaptive_campaign_with_a_noisy_crowd_equals_the_simulator_through_verification_rounds(monkeypatch):
+    # The error estimate is pinned in both paths: it is campaign-wide and per worker, read by the simulator after
+    # each synchronised wave and by the database whenever a topic's round completes, from workers the two paths
+    # assign differently, so under a noisy crowd it differs between them by design (docs/decisions.md, "One crowd
+    # state machine, one seeding rule"). Pinned, what remains is the topic machine and the database's rounds.
+    pinned = ErrorModel(rate=0.2)
+    monkeypatch.setattr(rounds_service, "campaign_error_model", lambda **_: pinned)
+    monkeypatch.setattr(topic_state_service, "campaign_error_model", lambda **_: pinned)
+    monkeypatch.setattr(simulator, "error_estimate", lambda *_: pinned)
+    monkeypatch.setattr(simulator, "ErrorModel", lambda: pinned)
+    # Given the demo collection, an adaptive campaign and a crowd erring 25% of the time on candidate pairs, with
+    # the same answers for the same pair and repeat whichever path asks it
+    demo_load(directory=DEMO_DIR)
+    collection = Collection.objects.get(name="demo")
+    graded = read_qrels(DEMO_DIR / "qrels.graded.txt")
+    values = read_qrels(DEMO_DIR / "qrels.preference.txt")
+    seed = 5
+    campaign = campaign_start(
+        campaign=campaign_create(collection=collection, name="demo-noisy-eq", mode="adaptive", seed=seed)
+    )
+    pools = {topic: sorted(pool) for topic, pool in thin_qrels(graded, campaign.k).items()}
+
+    # When simulated workers judge it through the services, and the pure simulator runs it
+    report = campaign_simulate(
+        campaign=campaign, oracle=PairHashNoisyOracle(values, pools, error_rate=0.25, salt=seed)
+    )
+    engine = simulate_adaptive(
+        pools,
+        PairHashNoisyOracle(values, pools, error_rate=0.25, salt=seed),
+        params=adaptive_params(campaign),
+        seed=seed,
+        nonrelevant={topic: challenge_nonrelevant(topic, graded) for topic in pools},
+    )
+
+    # Then (guard) verification rounds ran: pairs confirmed when an earlier round closed were asked again
+    confirmed: dict[int, set] = {}
+    verified = 0
+    for round in Round.objects.filter(campaign_topic__campaign=campaign).order_by(
+        "campaign_topic__topic__topic_id", "number"
+    ):
+        topic = confirmed.setdefault(round.campaign_topic_id, set())
+        asked = {frozenset(pair) for pair in round.pairs.values_list("left__docid", "right__docid")}
+        verified += len(asked & topic)
+        topic.update(frozenset(pair[:2]) for pair in (round.outcome or {}).get("confirmed", []))
+    assert verified > 0 and report.discarded_hits == 0
+    # and both paths ranked the same top-k, exported the same preference qrels and counted the same judgments
+    campaign.refresh_from_db()
+    assert campaign.status == "done"
+    ranked = campaign_ranked(campaign=campaign)
+    assert {topic: ranked.get(topic, []) for topic in engine.topics} == {
+        topic: outcome.ranked for topic, outcome in engine.topics.items()
+    }
+    assert campaign_preferences(campaign=campaign) == engine.preferences(graded)
+    counted = Pair.objects.filter(round__campaign_topic__campaign=campaign, winner__isnull=False).count()
+    assert counted == engine.judgments
