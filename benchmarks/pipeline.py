@@ -281,12 +281,12 @@ class StageMeter:
 
     def _install(self) -> None:
         """Wrap the services where the campaign path looks them up (module globals, read at call time)."""
-        from judging.services import campaigns, hits, judgments, rounds, simulation
+        from judging.services import campaigns, hits, judgments, rounds, simulated_crowd
 
-        simulation.hit_assign_next = self.wrap("hit_assign_next", simulation.hit_assign_next)
-        simulation.assignment_submit = self.wrap("assignment_submit", simulation.assignment_submit)
-        simulation._open_hit_slots = self.wrap("simulate: read slots", simulation._open_hit_slots)
-        simulation.campaign_advance = self.wrap("campaign_advance", simulation.campaign_advance)
+        simulated_crowd.hit_assign_next = self.wrap("hit_assign_next", simulated_crowd.hit_assign_next)
+        simulated_crowd.assignment_submit = self.wrap("assignment_submit", simulated_crowd.assignment_submit)
+        simulated_crowd._open_hit_slots = self.wrap("simulate: read slots", simulated_crowd._open_hit_slots)
+        simulated_crowd.campaign_advance = self.wrap("campaign_advance", simulated_crowd.campaign_advance)
         judgments._rounds_close_complete = self.wrap("rounds complete?", judgments._rounds_close_complete)
         rounds.round_close_if_complete = self.wrap("round_close", rounds.round_close_if_complete)
         campaigns.round_close_if_complete = rounds.round_close_if_complete
