@@ -507,11 +507,7 @@ def weak_boundary_pairs(
         loser = key[1] if winner == key[0] else key[0]
         if loser in members or graph.above_count(index[loser]) != params.k:
             continue
-        votes = state.votes.get(key, ())
-        if len(votes) >= params.max_votes:
-            continue
-        ratio = llr(votes, key, errors)
-        if (ratio if winner == key[0] else -ratio) < limits[0] - 1e-9:
+        if short_of_decisive(state, key, winner, params=params, errors=errors, limit=limits[0]):
             weak.append(key)
     return weak
 
@@ -527,13 +523,23 @@ def weak_top_pairs(
         for b in top[x + 1 :]:
             key = pair_key(a, b)
             winner = state.decided.get(key)
-            votes = state.votes.get(key, ())
-            if winner is None or len(votes) >= params.max_votes:
-                continue
-            ratio = llr(votes, key, errors)
-            if (ratio if winner == key[0] else -ratio) < limits[0] - 1e-9:
+            if winner is not None and short_of_decisive(
+                state, key, winner, params=params, errors=errors, limit=limits[0]
+            ):
                 weak.append(key)
     return weak
+
+
+def short_of_decisive(
+    state: AdaptiveState, key: Pair, winner: str, *, params: AdaptiveParams, errors: ErrorModel, limit: float
+) -> bool:
+    """Whether the confirmed pair ``key`` (won by ``winner``) may still get votes and its votes' log-likelihood
+    ratio for ``winner`` falls short of ``limit``: a pair to verify before the topic ends."""
+    votes = state.votes.get(key, ())
+    if len(votes) >= params.max_votes:
+        return False
+    ratio = llr(votes, key, errors)
+    return (ratio if winner == key[0] else -ratio) < limit - 1e-9
 
 
 def _requests(
