@@ -22,7 +22,7 @@ topic, and the judge accounts; it is kept after the run for inspection.
 The judges: every ``--assessor-every``-th one is a dedicated assessor (tournament pairs), the others are local
 crowd workers (HITs). On arrival (spread over ``--ramp`` seconds) each logs in through /accounts/login/ (CSRF) and
 reads the instructions; once all have arrived (or after ``--arrival-timeout``) the judging clock starts and every
-judge loops for ``--seconds``: the pair page (GET /judge/next/), think, answer. Logins and instructions are
+judge loops for ``--seconds``, starting after one think time of its own (not all in the same millisecond): the pair page (GET /judge/next/), think, answer. Logins and instructions are
 reported per second of arrival (a login storm: password hashing), pair pages and answers per second of judging. By default the answer is the pair page script's request (POST with
 ``X-Toppref-Next: 1``): a server that honours it answers 200 with the next page and ``X-Toppref-Location``, one
 request per answer; one that does not answers 303, and the judge follows it with a GET (counted, and reported
@@ -1335,6 +1335,10 @@ class Judges:
         if self.ready + len(self.not_ready) == len(self.spec["judges"]):
             self.all_ready.set()
         await self.judging.wait()
+        # A judge starts when they have finished reading, as every later pair follows its own think time: the
+        # 200 judges asking for their first pair in the same millisecond is a herd no real arrival makes (they
+        # come over minutes) and it would time that herd, not the steady load.
+        await self.think(rng)
         page = None
         while time.monotonic() < self.deadline:
             if page is None:
