@@ -130,7 +130,9 @@ def main() -> int:
     parser.add_argument(
         "--assessor-every", type=int, default=5, help="every n-th judge is an assessor (5; 0: none)"
     )
-    parser.add_argument("--web-workers", type=int, default=3, help="gunicorn sync workers (default 3)")
+    parser.add_argument(
+        "--web-workers", type=int, default=5, help="gunicorn sync workers (default 5, as docker-compose.yml)"
+    )
     parser.add_argument(
         "--celery-concurrency", type=int, default=2, help="celery worker processes (default 2)"
     )
