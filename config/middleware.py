@@ -157,7 +157,13 @@ class DroppedConnectionRetryMiddleware:
         try:
             return view(request, *view_args, **view_kwargs)
         except (OperationalError, InterfaceError) as error:
-            if connection.in_atomic_block or not connection_was_lost(error):
+            # Only PostgreSQL's lost connections: SQLite's errors (a locked file) carry no SQLSTATE and are
+            # not a connection that a fresh one would mend.
+            if (
+                connection.vendor != "postgresql"
+                or connection.in_atomic_block
+                or not connection_was_lost(error)
+            ):
                 raise
             logger.warning(
                 "database connection lost during %s %s; retrying once", request.method, request.path
