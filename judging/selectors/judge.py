@@ -20,8 +20,8 @@ from judging.models import (
     Judgment,
     TournamentJudgment,
     Worker,
-    WorkerExclusion,
 )
+from judging.selectors.exclusions import worker_excluded_sql
 from pools.models import Item, Topic
 
 JUDGE_ROLES = ("assessors", "crowd", "researchers")
@@ -83,24 +83,23 @@ def judge_overview(*, roles: frozenset[str]) -> list[dict[str, object]]:
 
 def assignment_held(*, user, now: datetime) -> Assignment | None:
     """The logged-in judge's assignment in progress in the first campaign ``campaign_list_judgeable`` gives
-    for crowd judges, or None: their local crowd worker's, not excluded (globally or by the campaign's owner,
-    the rule of ``worker_is_excluded``), with its deadline after ``now``. A read without locks, for the pair
-    page of a judge working through a HIT: a committed assignment in progress is theirs to show; taking a new
-    HIT or expiring an overdue one stays with ``hit_assign_next``, which locks the worker (an assignment being
-    created meanwhile is not seen here, and the caller then goes that way). One statement of plain SQL
-    (docs/decisions.md, "Plain SQL for the pair page's reads")."""
+    for crowd judges, or None: their local crowd worker's, not excluded (globally or by the campaign's owner:
+    ``worker_excluded_sql``, the rule ``worker_is_excluded`` runs), with its deadline after ``now``. A read
+    without locks, for the pair page of a judge working through a HIT: a committed assignment in progress is
+    theirs to show; taking a new HIT or expiring an overdue one stays with ``hit_assign_next``, which locks the
+    worker (an assignment being created meanwhile is not seen here, and the caller then goes that way). One
+    statement of plain SQL (docs/decisions.md, "Plain SQL for the pair page's reads")."""
     tables = {
         "assignment": Assignment._meta.db_table,
         "worker": Worker._meta.db_table,
         "campaign": Campaign._meta.db_table,
-        "exclusion": WorkerExclusion._meta.db_table,
+        "excluded": worker_excluded_sql(worker="w", owner_id="c.owner_id"),
     }
     held = Assignment.objects.raw(
         "SELECT a.* FROM {assignment} a JOIN {worker} w ON w.id = a.worker_id"
         " JOIN {campaign} c ON c.id = a.campaign_id"
-        " WHERE w.user_id = %s AND w.provider = %s AND NOT w.is_excluded AND a.status = %s"
+        " WHERE w.user_id = %s AND w.provider = %s AND NOT {excluded} AND a.status = %s"
         " AND a.deadline_at > %s"
-        " AND NOT EXISTS (SELECT 1 FROM {exclusion} e WHERE e.worker_id = w.id AND e.owner_id = c.owner_id)"
         " AND c.id = (SELECT f.id FROM {campaign} f WHERE f.status = %s AND f.mode IN (%s, %s)"
         " AND f.provider = %s ORDER BY f.created_at, f.id LIMIT 1)"
         " ORDER BY a.id LIMIT 1".format(**tables),

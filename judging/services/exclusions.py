@@ -10,6 +10,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from judging.models import Campaign, Worker, WorkerExclusion
+from judging.selectors.exclusions import worker_is_excluded_by
 
 SCOPE_GLOBAL = "global"
 SCOPE_OWNER = "owner"
@@ -23,12 +24,9 @@ class ExclusionScopeError(PermissionError):
 
 
 def worker_is_excluded(*, worker: Worker, campaign: Campaign) -> bool:
-    """Whether ``worker`` may not work on ``campaign``: excluded globally, or by the campaign's owner."""
-    if worker.is_excluded:
-        return True
-    if campaign.owner_id is None:
-        return False
-    return WorkerExclusion.objects.filter(worker_id=worker.pk, owner_id=campaign.owner_id).exists()
+    """Whether ``worker`` may not work on ``campaign``: excluded globally, or by the campaign's owner, as
+    stored (the rule of ``judging.selectors.exclusions``, where the pair page's read finds it too)."""
+    return worker_is_excluded_by(worker_id=worker.pk, owner_id=campaign.owner_id)
 
 
 def worker_exclusion_scope(*, worker: Worker, campaign: Campaign) -> str | None:
