@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from judging.engine import Tournament
 from judging.models import Campaign, CampaignTopic, TournamentJudgment
+from judging.selectors.rows import model_rows
 from judging.services.errors import InvalidTimingError, TopicLeasedError, TournamentPairError
 from judging.services.locks import first_locked, row_locked
 from judging.services.topic_state import topic_close
@@ -74,17 +75,15 @@ def tournament_next_pair(
             campaign_topic.save(update_fields=["assessor", "assessor_lease_until", "updated_at"])
         items = {
             item.docid: item
-            for item in Item.objects.raw(
-                f"SELECT * FROM {Item._meta.db_table} WHERE collection_id = %s AND docid IN (%s, %s)",
+            for item in model_rows(
+                Item,
+                f"FROM {Item._meta.db_table} i WHERE i.collection_id = %s AND i.docid IN (%s, %s)",
                 [campaign.collection_id, *pair],
+                alias="i",
             )
         }
-        campaign_topic.topic = next(
-            iter(
-                Topic.objects.raw(
-                    f"SELECT * FROM {Topic._meta.db_table} WHERE id = %s", [campaign_topic.topic_id]
-                )
-            )
+        (campaign_topic.topic,) = model_rows(
+            Topic, f"FROM {Topic._meta.db_table} p WHERE p.id = %s", [campaign_topic.topic_id], alias="p"
         )
         return TournamentQuestion(campaign_topic=campaign_topic, left=items[pair[0]], right=items[pair[1]])
 
@@ -106,16 +105,14 @@ def tournament_judgment_submit(
     campaign_topic = row_locked(CampaignTopic, campaign_topic.pk)
     # A repeated answer: the pair judged either way round (plain SQL, docs/decisions.md, "Plain SQL on the
     # answer path").
-    existing = next(
-        iter(
-            TournamentJudgment.objects.raw(
-                f"SELECT * FROM {TournamentJudgment._meta.db_table} WHERE campaign_topic_id = %s"
-                " AND ((left_id = %s AND right_id = %s) OR (left_id = %s AND right_id = %s)) ORDER BY id LIMIT 1",
-                [campaign_topic.pk, winner.pk, loser.pk, loser.pk, winner.pk],
-            )
-        ),
-        None,
+    stored = model_rows(
+        TournamentJudgment,
+        f"FROM {TournamentJudgment._meta.db_table} j WHERE j.campaign_topic_id = %s"
+        " AND ((j.left_id = %s AND j.right_id = %s) OR (j.left_id = %s AND j.right_id = %s)) ORDER BY j.id LIMIT 1",
+        [campaign_topic.pk, winner.pk, loser.pk, loser.pk, winner.pk],
+        alias="j",
     )
+    existing = stored[0] if stored else None
     if existing is not None:
         return existing
     if campaign_topic.state != CampaignTopic.State.TOURNAMENT:
