@@ -31,13 +31,9 @@ def worker_is_excluded(*, worker: Worker, campaign: Campaign) -> bool:
 
 def worker_exclusion_scope(*, worker: Worker, campaign: Campaign) -> str | None:
     """``"global"``, ``"owner"`` (excluded by the campaign's owner) or None (not excluded for it)."""
-    if worker.is_excluded:
-        return SCOPE_GLOBAL
-    if campaign.owner_id is not None and (
-        WorkerExclusion.objects.filter(worker_id=worker.pk, owner_id=campaign.owner_id).exists()
-    ):
-        return SCOPE_OWNER
-    return None
+    if not worker_is_excluded(worker=worker, campaign=campaign):
+        return None
+    return SCOPE_GLOBAL if worker.is_excluded else SCOPE_OWNER
 
 
 def worker_list_excluded_for(*, campaign: Campaign) -> QuerySet[Worker]:

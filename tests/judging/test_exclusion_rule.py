@@ -1,6 +1,7 @@
-"""The exclusion rule has one definition (judging/selectors/exclusions.py): the services' check
-(``worker_is_excluded``), the pair page's read of the held assignment (``assignment_held``) and the campaign
-pages' filter (``worker_excluded_here``, ``worker_list_excluded_for``) agree on every case of it."""
+"""The exclusion rule has one definition (judging/selectors/exclusions.py): the services' checks
+(``worker_is_excluded``, ``worker_exclusion_scope``), the pair page's read of the held assignment
+(``assignment_held``) and the campaign pages' filter (``worker_excluded_here``, ``worker_list_excluded_for``)
+agree on every case of it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,11 @@ from judging.models import Assignment, Worker, WorkerExclusion
 from judging.selectors import assignment_held
 from judging.selectors.workers import worker_excluded_here
 from judging.services import campaign_create, campaign_start, hit_assign_next, hit_build, worker_for_user
-from judging.services.exclusions import worker_is_excluded, worker_list_excluded_for
+from judging.services.exclusions import (
+    worker_exclusion_scope,
+    worker_is_excluded,
+    worker_list_excluded_for,
+)
 from tests.judging.factories import collection_with_grades, graded_pool
 
 CASES = {
@@ -56,6 +61,9 @@ def test_every_spelling_of_the_exclusion_rule_agrees(case):
     assert (assignment_held(user=judge, now=timezone.now()) is None) is expected
     assert Worker.objects.filter(worker_excluded_here(campaign=campaign), pk=worker.pk).exists() is expected
     assert (worker in worker_list_excluded_for(campaign=campaign)) is expected
+    assert worker_exclusion_scope(worker=worker, campaign=campaign) == (
+        None if not expected else "global" if is_global else "owner"
+    )
     # And with the worker not excluded the page shows the assignment it holds
     if not expected:
         assert assignment_held(user=judge, now=timezone.now()) == held
