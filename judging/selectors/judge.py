@@ -7,7 +7,6 @@ from datetime import datetime
 
 from django.contrib.auth.models import Group, User
 from django.db import connection
-from django.db.models.query import RawQuerySet
 
 from judging.models import (
     CROWD_MODES,
@@ -20,8 +19,9 @@ from judging.models import (
     Judgment,
     TournamentJudgment,
     Worker,
-    WorkerExclusion,
 )
+from judging.selectors.exclusions import worker_excluded_sql
+from judging.selectors.rows import model_rows
 from pools.models import Item, Topic
 
 JUDGE_ROLES = ("assessors", "crowd", "researchers")
@@ -52,15 +52,17 @@ def judge_has_judged(*, user) -> bool:
     )
 
 
-def campaign_list_judgeable(*, mode: str, provider: str = Campaign.Provider.LOCAL) -> RawQuerySet:
+def campaign_list_judgeable(*, mode: str, provider: str = Campaign.Provider.LOCAL) -> list[Campaign]:
     """Running campaigns of one mode that logged-in judges work on, oldest first; ``crowd`` includes the
     adaptive mode, whose HITs crowd workers take the same way. Plain SQL: an assessor's every pair page reads
     it (docs/decisions.md, "Plain SQL for the pair page's reads")."""
     modes = CROWD_MODES if mode == Campaign.Mode.CROWD else (mode,)
-    return Campaign.objects.raw(
-        f"SELECT * FROM {Campaign._meta.db_table} WHERE status = %s AND provider = %s"
-        f" AND mode IN ({', '.join(['%s'] * len(modes))}) ORDER BY created_at, id",
+    return model_rows(
+        Campaign,
+        f"FROM {Campaign._meta.db_table} c WHERE c.status = %s AND c.provider = %s"
+        f" AND c.mode IN ({', '.join(['%s'] * len(modes))}) ORDER BY c.created_at, c.id",
         [Campaign.Status.RUNNING, provider, *modes],
+        alias="c",
     )
 
 
@@ -83,24 +85,24 @@ def judge_overview(*, roles: frozenset[str]) -> list[dict[str, object]]:
 
 def assignment_held(*, user, now: datetime) -> Assignment | None:
     """The logged-in judge's assignment in progress in the first campaign ``campaign_list_judgeable`` gives
-    for crowd judges, or None: their local crowd worker's, not excluded (globally or by the campaign's owner,
-    the rule of ``worker_is_excluded``), with its deadline after ``now``. A read without locks, for the pair
-    page of a judge working through a HIT: a committed assignment in progress is theirs to show; taking a new
-    HIT or expiring an overdue one stays with ``hit_assign_next``, which locks the worker (an assignment being
-    created meanwhile is not seen here, and the caller then goes that way). One statement of plain SQL
-    (docs/decisions.md, "Plain SQL for the pair page's reads")."""
+    for crowd judges, or None: their local crowd worker's, not excluded (globally or by the campaign's owner:
+    ``worker_excluded_sql``, the rule ``worker_is_excluded`` runs), with its deadline after ``now``. A read
+    without locks, for the pair page of a judge working through a HIT: a committed assignment in progress is
+    theirs to show; taking a new HIT or expiring an overdue one stays with ``hit_assign_next``, which locks the
+    worker (an assignment being created meanwhile is not seen here, and the caller then goes that way). One
+    statement of plain SQL (docs/decisions.md, "Plain SQL for the pair page's reads")."""
     tables = {
         "assignment": Assignment._meta.db_table,
         "worker": Worker._meta.db_table,
         "campaign": Campaign._meta.db_table,
-        "exclusion": WorkerExclusion._meta.db_table,
+        "excluded": worker_excluded_sql(worker="w", owner_id="c.owner_id"),
     }
-    held = Assignment.objects.raw(
-        "SELECT a.* FROM {assignment} a JOIN {worker} w ON w.id = a.worker_id"
+    held = model_rows(
+        Assignment,
+        "FROM {assignment} a JOIN {worker} w ON w.id = a.worker_id"
         " JOIN {campaign} c ON c.id = a.campaign_id"
-        " WHERE w.user_id = %s AND w.provider = %s AND NOT w.is_excluded AND a.status = %s"
+        " WHERE w.user_id = %s AND w.provider = %s AND NOT {excluded} AND a.status = %s"
         " AND a.deadline_at > %s"
-        " AND NOT EXISTS (SELECT 1 FROM {exclusion} e WHERE e.worker_id = w.id AND e.owner_id = c.owner_id)"
         " AND c.id = (SELECT f.id FROM {campaign} f WHERE f.status = %s AND f.mode IN (%s, %s)"
         " AND f.provider = %s ORDER BY f.created_at, f.id LIMIT 1)"
         " ORDER BY a.id LIMIT 1".format(**tables),
@@ -113,35 +115,32 @@ def assignment_held(*, user, now: datetime) -> Assignment | None:
             *CROWD_MODES,
             Campaign.Provider.LOCAL,
         ],
+        alias="a",
     )
-    return next(iter(held), None)
+    return held[0] if held else None
 
 
 def assignment_answered_by(*, user, assignment_id: int, position: int) -> tuple[Assignment, HitSlot] | None:
     """The assignment ``assignment_id`` of the logged-in judge's local crowd worker and its HIT's slot at
     ``position``, or None when either is not theirs or not there: what an answer from the pair page names.
     Plain SQL, one statement per row (docs/decisions.md, "Plain SQL for the pair page's reads")."""
-    assignment = next(
-        iter(
-            Assignment.objects.raw(
-                f"SELECT a.* FROM {Assignment._meta.db_table} a JOIN {Worker._meta.db_table} w"
-                " ON w.id = a.worker_id WHERE a.id = %s AND w.user_id = %s AND w.provider = %s",
-                [assignment_id, user.pk, Campaign.Provider.LOCAL],
-            )
-        ),
-        None,
+    assignments = model_rows(
+        Assignment,
+        f"FROM {Assignment._meta.db_table} a JOIN {Worker._meta.db_table} w"
+        " ON w.id = a.worker_id WHERE a.id = %s AND w.user_id = %s AND w.provider = %s",
+        [assignment_id, user.pk, Campaign.Provider.LOCAL],
+        alias="a",
     )
-    if assignment is None:
+    if not assignments:
         return None
-    slot = next(
-        iter(
-            HitSlot.objects.raw(
-                f"SELECT * FROM {HitSlot._meta.db_table} WHERE hit_id = %s AND position = %s",
-                [assignment.hit_id, position],
-            )
-        ),
-        None,
+    assignment = assignments[0]
+    slots = model_rows(
+        HitSlot,
+        f"FROM {HitSlot._meta.db_table} s WHERE s.hit_id = %s AND s.position = %s",
+        [assignment.hit_id, position],
+        alias="s",
     )
+    slot = slots[0] if slots else None
     return None if slot is None else (assignment, slot)
 
 
@@ -151,25 +150,24 @@ def tournament_pair_answered(
     """The topic of a running tournament campaign and the two items of its collection that an assessor's
     answer names, or None when any is not there. Plain SQL, one statement each (docs/decisions.md, "Plain SQL
     for the pair page's reads")."""
-    campaign_topic = next(
-        iter(
-            CampaignTopic.objects.raw(
-                f"SELECT t.*, c.collection_id AS collection_id FROM {CampaignTopic._meta.db_table} t"
-                f" JOIN {Campaign._meta.db_table} c ON c.id = t.campaign_id"
-                " WHERE t.id = %s AND c.mode = %s AND c.status = %s",
-                [campaign_topic_id, Campaign.Mode.TOURNAMENT, Campaign.Status.RUNNING],
-            )
-        ),
-        None,
+    found = model_rows(
+        CampaignTopic,
+        f"FROM {CampaignTopic._meta.db_table} t JOIN {Campaign._meta.db_table} c ON c.id = t.campaign_id"
+        " WHERE t.id = %s AND c.mode = %s AND c.status = %s",
+        [campaign_topic_id, Campaign.Mode.TOURNAMENT, Campaign.Status.RUNNING],
+        alias="t",
     )
-    if campaign_topic is None:
+    if not found:
         return None
+    campaign_topic = found[0]
     items = {
         item.pk: item
-        for item in Item.objects.raw(
-            f"SELECT * FROM {Item._meta.db_table} WHERE collection_id = %s AND id IN (%s, %s)",
-            # ``collection_id`` is the column the raw query above annotates from the campaign.
-            [campaign_topic.collection_id, left_id, right_id],  # type: ignore[attr-defined]
+        for item in model_rows(
+            Item,
+            f"FROM {Item._meta.db_table} i JOIN {Campaign._meta.db_table} c ON c.collection_id = i.collection_id"
+            " WHERE c.id = %s AND i.id IN (%s, %s)",
+            [campaign_topic.campaign_id, left_id, right_id],
+            alias="i",
         )
     }
     if left_id not in items or right_id not in items:

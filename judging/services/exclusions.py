@@ -10,6 +10,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from judging.models import Campaign, Worker, WorkerExclusion
+from judging.selectors.exclusions import worker_is_excluded_by
 
 SCOPE_GLOBAL = "global"
 SCOPE_OWNER = "owner"
@@ -23,23 +24,16 @@ class ExclusionScopeError(PermissionError):
 
 
 def worker_is_excluded(*, worker: Worker, campaign: Campaign) -> bool:
-    """Whether ``worker`` may not work on ``campaign``: excluded globally, or by the campaign's owner."""
-    if worker.is_excluded:
-        return True
-    if campaign.owner_id is None:
-        return False
-    return WorkerExclusion.objects.filter(worker_id=worker.pk, owner_id=campaign.owner_id).exists()
+    """Whether ``worker`` may not work on ``campaign``: excluded globally, or by the campaign's owner, as
+    stored (the rule of ``judging.selectors.exclusions``, where the pair page's read finds it too)."""
+    return worker_is_excluded_by(worker_id=worker.pk, owner_id=campaign.owner_id)
 
 
 def worker_exclusion_scope(*, worker: Worker, campaign: Campaign) -> str | None:
     """``"global"``, ``"owner"`` (excluded by the campaign's owner) or None (not excluded for it)."""
-    if worker.is_excluded:
-        return SCOPE_GLOBAL
-    if campaign.owner_id is not None and (
-        WorkerExclusion.objects.filter(worker_id=worker.pk, owner_id=campaign.owner_id).exists()
-    ):
-        return SCOPE_OWNER
-    return None
+    if not worker_is_excluded(worker=worker, campaign=campaign):
+        return None
+    return SCOPE_GLOBAL if worker.is_excluded else SCOPE_OWNER
 
 
 def worker_list_excluded_for(*, campaign: Campaign) -> QuerySet[Worker]:

@@ -41,6 +41,7 @@ from judging.services.hits import (
     hit_discard,
     hit_is_past_lifetime,
 )
+from judging.services.locks import row_locked
 
 UNKNOWN = object()  # "not read yet", beside None ("read: there is none")
 # What holds a HIT so nobody else gets it: a counted assignment, or one in progress the provider vouched for
@@ -388,10 +389,10 @@ def judgment_submit(
     deadline (``AssignmentOverdueError``), a slot of another HIT, a winner not shown in the slot, a timing that
     is not a whole number of milliseconds from 0 to 2**31 - 1. The answer that completes the assignment
     triggers its check (see ``assignment_submit``)."""
-    hit, assignment = _lock_worker_hit_and_assignment(assignment)
-    existing = Judgment.objects.filter(assignment=assignment, slot=slot).first()
-    if existing is not None:
-        return existing
+    hit, assignment = _lock_worker_hit_and_assignment(assignment, with_campaign=False)
+    existing_id, unanswered = _slot_answer_state(assignment=assignment, slot=slot)
+    if existing_id is not None:
+        return Judgment.objects.get(pk=existing_id)
     _check_open(assignment, now=timezone.now())
     if slot.hit_id != assignment.hit_id:
         raise SlotMismatchError(
@@ -408,13 +409,27 @@ def judgment_submit(
         shown_at=shown_at,
         milliseconds=milliseconds,
     )
-    # Whether every slot of the HIT is now answered, in one statement.
-    unanswered = HitSlot.objects.filter(hit_id=assignment.hit_id).exclude(
-        Exists(Judgment.objects.filter(assignment=assignment, slot=OuterRef("pk")))
-    )
-    if not unanswered.exists():
+    # The slot was unanswered (no judgment of it above), so this answer completes the HIT when it was the
+    # last: nobody else adds the assignment's judgments while we hold the worker's lock.
+    if unanswered == 1:
         _assignment_complete(assignment=assignment, hit=hit)
     return judgment
+
+
+def _slot_answer_state(*, assignment: Assignment, slot: HitSlot) -> tuple[int | None, int]:
+    """The judgment the assignment already has for ``slot`` (its id, or None) and how many slots of the
+    assignment's HIT have none, in one statement of plain SQL: read under the worker's lock on every answer
+    (docs/decisions.md, "Plain SQL on the answer path")."""
+    judgment, hit_slot = Judgment._meta.db_table, HitSlot._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT (SELECT j.id FROM {judgment} j WHERE j.assignment_id = %s AND j.slot_id = %s),"
+            f" (SELECT COUNT(*) FROM {hit_slot} s WHERE s.hit_id = %s AND NOT EXISTS"
+            f" (SELECT 1 FROM {judgment} j WHERE j.assignment_id = %s AND j.slot_id = s.id))",
+            [assignment.pk, slot.pk, assignment.hit_id, assignment.pk],
+        )
+        existing_id, unanswered = cursor.fetchone()
+    return existing_id, unanswered
 
 
 @transaction.atomic
@@ -500,20 +515,30 @@ def _check_open(assignment: Assignment, *, now: datetime) -> None:
         raise AssignmentOverdueError(assignment_id=assignment.pk)
 
 
-def _lock_worker_hit_and_assignment(assignment: Assignment) -> tuple[Hit, Assignment]:
+def _lock_worker_hit_and_assignment(
+    assignment: Assignment, *, with_campaign: bool = True
+) -> tuple[Hit, Assignment]:
     """Lock the worker, the HIT, then the assignment: the order every writer of them follows
     (``hit_assign_next`` and ``assignment_start`` lock the worker first; ``hit_expire``, ``hit_discard`` and
-    ``assignment_expire`` lock the HIT before its assignments), so they cannot deadlock. SQLite has no row
-    locks (``select_for_update`` is a no-op there; the writer's IMMEDIATE transaction holds the whole
-    database), so there the three rows are read in one statement."""
+    ``assignment_expire`` lock the HIT before its assignments), so they cannot deadlock. The assignment comes
+    back with its worker, and with its campaign unless ``with_campaign=False`` (then read when first used: an
+    answer needs it only when it completes the HIT). On PostgreSQL each lock is one statement of plain SQL
+    (docs/decisions.md, "Plain SQL on the answer path"). SQLite has no row locks (``select_for_update`` is a
+    no-op there; the writer's IMMEDIATE transaction holds the whole database), so there the three rows are
+    read in one statement."""
     if connection.vendor == "sqlite":
         assignment = Assignment.objects.select_related("worker", "hit", "campaign").get(pk=assignment.pk)
         return assignment.hit, assignment
-    worker = Worker.objects.select_for_update().get(pk=assignment.worker_id)
-    hit = Hit.objects.select_for_update().get(pk=assignment.hit_id)
-    assignment = (
-        Assignment.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=assignment.pk)
-    )
+    worker = row_locked(Worker, assignment.worker_id)
+    hit = row_locked(Hit, assignment.hit_id)
+    if with_campaign:
+        assignment = (
+            Assignment.objects.select_for_update(of=("self",))
+            .select_related("campaign")
+            .get(pk=assignment.pk)
+        )
+    else:
+        assignment = row_locked(Assignment, assignment.pk)
     assignment.worker = worker
     return hit, assignment
 

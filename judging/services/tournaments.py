@@ -10,14 +10,15 @@ from datetime import timedelta
 
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from judging.engine import Tournament
 from judging.models import Campaign, CampaignTopic, TournamentJudgment
+from judging.selectors.rows import model_rows
 from judging.services.errors import InvalidTimingError, TopicLeasedError, TournamentPairError
+from judging.services.locks import first_locked, row_locked
 from judging.services.topic_state import topic_close
-from pools.models import Item
+from pools.models import Item, Topic
 
 DEFAULT_LEASE = timedelta(minutes=30)
 # A lease renewed less than this long ago is not written again (the next page after an answer, a reload).
@@ -41,19 +42,19 @@ def tournament_next_pair(
     lease ran out), which they then hold for ``lease``. Topics are locked with ``SKIP LOCKED`` on PostgreSQL,
     so two assessors asking at once get different topics. None when every tournament is finished or held."""
     now = timezone.now()
-    running = CampaignTopic.objects.filter(campaign=campaign, state=CampaignTopic.State.TOURNAMENT)
+    running = "campaign_id = %s AND state = %s"
     while True:
-        campaign_topic = (
-            running.filter(assessor=assessor)
-            .select_related("topic")
-            .select_for_update(of=("self",))
-            .order_by("pk")
-            .first()
-            or running.filter(Q(assessor__isnull=True) | Q(assessor_lease_until__lt=now))
-            .select_related("topic")
-            .select_for_update(skip_locked=True, of=("self",))
-            .order_by("pk")
-            .first()
+        # Plain SQL, the same locks as the ORM's select_for_update (docs/decisions.md, "Plain SQL on the answer
+        # path"): the assessor's own topic, waited for, else the first free one nobody else is taking.
+        campaign_topic = first_locked(
+            CampaignTopic,
+            f"{running} AND assessor_id = %s",
+            [campaign.pk, CampaignTopic.State.TOURNAMENT, assessor.pk],
+        ) or first_locked(
+            CampaignTopic,
+            f"{running} AND (assessor_id IS NULL OR assessor_lease_until < %s)",
+            [campaign.pk, CampaignTopic.State.TOURNAMENT, now],
+            skip_locked=True,
         )
         if campaign_topic is None:
             return None
@@ -74,8 +75,16 @@ def tournament_next_pair(
             campaign_topic.save(update_fields=["assessor", "assessor_lease_until", "updated_at"])
         items = {
             item.docid: item
-            for item in Item.objects.filter(collection_id=campaign.collection_id, docid__in=pair)
+            for item in model_rows(
+                Item,
+                f"FROM {Item._meta.db_table} i WHERE i.collection_id = %s AND i.docid IN (%s, %s)",
+                [campaign.collection_id, *pair],
+                alias="i",
+            )
         }
+        (campaign_topic.topic,) = model_rows(
+            Topic, f"FROM {Topic._meta.db_table} p WHERE p.id = %s", [campaign_topic.topic_id], alias="p"
+        )
         return TournamentQuestion(campaign_topic=campaign_topic, left=items[pair[0]], right=items[pair[1]])
 
 
@@ -93,12 +102,17 @@ def tournament_judgment_submit(
     judgment (the first answer stands). Stores the side the winner was shown on and the ``milliseconds`` the
     page measured. Raises ``TournamentPairError`` for any other pair, ``TopicLeasedError`` if another assessor
     holds the topic and ``InvalidTimingError`` for a timing out of range; nothing changes then."""
-    campaign_topic = (
-        CampaignTopic.objects.select_for_update().select_related("campaign").get(pk=campaign_topic.pk)
+    campaign_topic = row_locked(CampaignTopic, campaign_topic.pk)
+    # A repeated answer: the pair judged either way round (plain SQL, docs/decisions.md, "Plain SQL on the
+    # answer path").
+    stored = model_rows(
+        TournamentJudgment,
+        f"FROM {TournamentJudgment._meta.db_table} j WHERE j.campaign_topic_id = %s"
+        " AND ((j.left_id = %s AND j.right_id = %s) OR (j.left_id = %s AND j.right_id = %s)) ORDER BY j.id LIMIT 1",
+        [campaign_topic.pk, winner.pk, loser.pk, loser.pk, winner.pk],
+        alias="j",
     )
-    existing = TournamentJudgment.objects.filter(
-        Q(left=winner, right=loser) | Q(left=loser, right=winner), campaign_topic=campaign_topic
-    ).first()
+    existing = stored[0] if stored else None
     if existing is not None:
         return existing
     if campaign_topic.state != CampaignTopic.State.TOURNAMENT:
