@@ -21,8 +21,7 @@ services both drive it:
   confirmed order is right: Wald's sequential probability ratio test). A reliable crowd confirms with one vote,
   a noisy one needs a margin. A pair still short of the threshold after ``max_votes`` votes, or that can no
   longer reach it within them, is a *tie* and is never asked again (Yan et al.: ties are real and repeats are
-  costly), but for one case: a tie between two open candidates called early with its votes evenly split (2-2
-  when 5 are allowed) gets one last vote before the topic ends, so that a majority orders it (``split_ties``).
+  costly).
 - **Elimination through confirmed chains.** Only confirmed pairs enter the comparison graph; a candidate leaves
   once k others are above it through chains of confirmed pairs (the transitive closure), since then it cannot
   be in the top-k.
@@ -40,8 +39,7 @@ services both drive it:
   asked again, to new workers, until it reaches that level either way or ends as a tie within
   ``max_votes``; a candidate a verified pair no longer keeps out is open again. These few pairs decide the
   best item and the last place of the top-k, and a pair confirmed at c alone is wrong 1-c of the time (on
-  CAsT with 10% reversed judgments about 3 of 173 best items were lost that way). Ties between open
-  candidates evenly split with votes left get one more vote then (``split_ties``).
+  CAsT with 10% reversed judgments about 3 of 173 best items were lost that way).
 """
 
 from __future__ import annotations
@@ -478,8 +476,7 @@ def _verify_or_rank(
     ranked = adaptive_rank(state, k=params.k)
     weak = weak_top_pairs(state, [item.docid for item in ranked], params=params, errors=errors)
     weak += weak_boundary_pairs(state, [item.docid for item in ranked], params=params, errors=errors)
-    split = split_ties(state, params=params)
-    if not weak and not split:
+    if not weak:
         return AdaptiveOpening(number=number, stage=2, requests=[], ranked=ranked)
     limits = decisive_limits(params)
     requests = [
@@ -489,32 +486,7 @@ def _verify_or_rank(
         )
         for key in weak
     ]
-    requests += [Request(pair=key, votes=1) for key in split]
     return AdaptiveOpening(number=number, stage=2, requests=requests)
-
-
-def split_ties(state: AdaptiveState, *, params: AdaptiveParams) -> list[Pair]:
-    """The tied pairs between two open candidates whose votes are evenly split with votes left within
-    ``max_votes`` (a pair called a tie early, e.g. 2-2 when 5 are allowed): one more vote gives it a majority,
-    which orders the tie in the final ranking (``adaptive_rank`` scores a tie by vote share). With 10% reversed
-    judgments a 3-2 majority is right 9 times in 10, an even split half the time; on CAsT most best items lost
-    at that noise were lost on such a tie with the runner-up (docs/decisions.md "Adaptive mode")."""
-    graph = comparison_graph(state)
-    alive = {docid for i, docid in enumerate(state.candidates) if graph.above_count(i) < params.k}
-    return [
-        key
-        for key, winner in sorted(state.decided.items())
-        if winner is None
-        and key[0] in alive
-        and key[1] in alive
-        and _evenly_split(state.votes.get(key, ()), key)
-        and len(state.votes.get(key, ())) < params.max_votes
-    ]
-
-
-def _evenly_split(votes: Sequence[Vote], key: Pair) -> bool:
-    first = sum(1 for winner, _ in votes if winner == key[0])
-    return bool(votes) and 2 * first == len(votes)
 
 
 def weak_boundary_pairs(
@@ -603,11 +575,9 @@ def adaptive_round_close(
 ) -> AdaptiveState:
     """Close round ``number`` with its votes ``(a, b, winner, worker)``: add them to their pairs and decide
     every pair the sequential test now settles. A confirmed pair gets votes only in a verification round
-    (stage 2, ``weak_top_pairs``) and is then decided again at the decisive level (``decisive_limits``); a tie
-    gets a vote only in stage 2 while its votes are evenly split (``split_ties``) and stays a tie.
+    (stage 2, ``weak_top_pairs``) and is then decided again at the decisive level (``decisive_limits``).
     Raises ``ValueError`` on a vote for a pair that is not between two candidates, a winner outside the pair,
-    a tied pair not evenly split or any tie before stage 2, a pair confirmed before stage 2, or a second vote
-    of one worker on one pair."""
+    a tied pair or a pair confirmed before stage 2, or a second vote of one worker on one pair."""
     members = set(state.candidates)
     all_votes = dict(state.votes)
     touched = set()
@@ -617,9 +587,7 @@ def adaptive_round_close(
             raise ValueError(f"vote on ({a}, {b}) is not between two candidates of topic {state.topic}")
         if winner not in key:
             raise ValueError(f"winner {winner} is not in the pair ({a}, {b})")
-        if key in state.decided and (
-            stage != 2 or (state.decided[key] is None and not _evenly_split(state.votes.get(key, ()), key))
-        ):
+        if key in state.decided and (state.decided[key] is None or stage != 2):
             raise ValueError(f"pair ({a}, {b}) is already decided")
         previous = all_votes.get(key, ())
         if any(w == worker for _, w in previous):
@@ -631,8 +599,6 @@ def adaptive_round_close(
     graph = comparison_graph(state)
     alive = sum(1 << i for i in range(len(state.candidates)) if graph.above_count(i) < params.k)
     for key in sorted(touched):
-        if key in state.decided and state.decided[key] is None:
-            continue  # a tie stays one: its last vote only orders it by vote share (``split_ties``)
         verifying = key in state.decided
         if verifying:
             limits = decisive_limits(params)

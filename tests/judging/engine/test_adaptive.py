@@ -177,35 +177,6 @@ def test_a_weakly_confirmed_pair_of_the_top_k_is_asked_again_before_the_topic_en
     ]
 
 
-def test_a_tie_split_evenly_between_two_open_candidates_gets_one_more_vote_for_a_majority():
-    # Given a crowd erring 10% and the pair of the two best candidates called a tie at 2-2 (no side can reach
-    # the margin with the one vote left), before the topic ends the pair gets that fifth vote: it stays a
-    # tie, but its 3-2 majority orders the ranking (d1 first), and a sixth vote is refused.
-    params, errors = AdaptiveParams(), ErrorModel(rate=0.1)
-    split = [("d0", "w1"), ("d1", "w2"), ("d0", "w3"), ("d1", "w4")]
-    state = _final_five([("d0", "w1"), ("d0", "w2"), ("d0", "w3")])
-    state = AdaptiveState(
-        topic="t",
-        candidates=state.candidates,
-        rounds=3,
-        votes={**state.votes, ("d0", "d1"): tuple(split)},
-        decided={**state.decided, ("d0", "d1"): None},
-    )
-    opening = adaptive_round_open(state, params=params, seed=1, errors=errors)
-    assert (opening.stage, [(r.pair, r.votes) for r in opening.requests]) == (2, [(("d0", "d1"), 1)])
-    state = adaptive_round_close(
-        state, number=4, stage=2, votes=[("d0", "d1", "d1", "w5")], params=params, errors=errors
-    )
-    assert state.decided[("d0", "d1")] is None
-    assert len(state.votes[("d0", "d1")]) == 5
-    final = adaptive_round_open(state, params=params, seed=1, errors=errors)
-    assert [item.docid for item in final.ranked] == ["d1", "d0", "d2", "d3", "d4"]
-    with pytest.raises(ValueError, match="already decided"):
-        adaptive_round_close(
-            state, number=5, stage=2, votes=[("d0", "d1", "d0", "w6")], params=params, errors=errors
-        )
-
-
 def test_a_decisively_confirmed_top_k_ends_without_verification_and_stage_1_refuses_confirmed_pairs():
     params, errors = AdaptiveParams(), ErrorModel(rate=0.1)
     state = _final_five([("d0", "w1"), ("d0", "w2"), ("d0", "w3")])
