@@ -41,7 +41,14 @@ from judging.services.hits import (
     hit_discard,
     hit_is_past_lifetime,
 )
-from judging.services.prepared import prepared_objects, prepared_rows, prepared_update
+from judging.services.prepared import (
+    instance_update,
+    instances_insert,
+    prepared_get,
+    prepared_objects,
+    prepared_rows,
+    prepared_update,
+)
 
 UNKNOWN = object()  # "not read yet", beside None ("read: there is none")
 # What holds a HIT so nobody else gets it: a counted assignment, or one in progress the provider vouched for
@@ -118,12 +125,8 @@ def _hit_assign_next(*, campaign: Campaign, worker: Worker, external_id: str = "
     # One statement locks the worker and learns, under that lock (so every assignment committed for them is
     # seen), which assignment they hold in the campaign and whether they have one that did not count. Every
     # statement a HIT's take runs is prepared (judging.services.prepared): compiled once, not per HIT.
-    worker = _one(
-        Worker,
-        worker.pk,
-        prepared_objects(
-            "hit_assign_next: worker", _worker_with_assignments, campaign_id=campaign.pk, worker_id=worker.pk
-        ),
+    worker = prepared_get(
+        "hit_assign_next: worker", _worker_with_assignments, campaign_id=campaign.pk, worker_id=worker.pk
     )
     if worker_is_excluded(worker=worker, campaign=campaign):
         raise WorkerExcludedError(worker_id=worker.pk)
@@ -178,7 +181,7 @@ def _open_hits(
     ``may_hold_judged=False`` says the worker has no assignment in the campaign that did not count (expired,
     discarded): only such an assignment can have left a judged pair in the queue (a counted pair has its
     winner), so the costly check is skipped. ``is_adaptive``: the campaign's mode, which the caller knows (it
-    never changes once the campaign runs)."""
+    never changes once the campaign runs); ``needs_confirmation``: ``Worker.needs_confirmation``."""
     # Held by anyone, or already taken by this worker (a claim still waiting for confirmation included: a HIT
     # they took is never theirs again), in one subquery.
     held_or_theirs = Assignment.objects.filter(hit=OuterRef("pk")).filter(
@@ -331,7 +334,7 @@ def _assignment_create(
         raise CampaignConfigError(
             f"campaign {campaign.name!r}: assignment_duration must be positive, not {campaign.assignment_duration}"
         )
-    return Assignment.objects.create(
+    assignment = Assignment(
         hit=hit,
         campaign=campaign,
         worker=worker,
@@ -339,6 +342,10 @@ def _assignment_create(
         deadline_at=now + campaign.assignment_duration,
         confirmed_at=None if worker.needs_confirmation else now,
     )
+    # ``Assignment.objects.create`` without compiling per HIT; the partial unique constraints still refuse a
+    # second assignment in progress (IntegrityError, retried by the callers).
+    instances_insert([assignment])
+    return assignment
 
 
 def assignment_claim_external(*, hit: Hit, worker: Worker, external_id: str) -> Assignment:
@@ -496,7 +503,7 @@ def assignment_submit(*, assignment: Assignment, winners: Mapping[int, int]) -> 
     for position, winner_id in winners.items():
         if winner_id not in (slots[position].left_id, slots[position].right_id):
             raise InvalidWinnerError(slot_id=slots[position].pk, winner_id=winner_id)
-    Judgment.objects.bulk_create(
+    instances_insert(
         [
             Judgment(
                 assignment=assignment,
@@ -567,52 +574,29 @@ def _lock_worker_hit_and_assignment(assignment: Assignment) -> tuple[Hit, Assign
     locks (``select_for_update`` is a no-op there; the writer's IMMEDIATE transaction holds the whole
     database), so there the three rows are read in one statement."""
     if connection.vendor == "sqlite":
-        locked = _one(
-            Assignment,
-            assignment.pk,
-            prepared_objects(
-                "lock: assignment with worker, HIT and campaign",
-                lambda *, pk: Assignment.objects.select_related("worker", "hit", "campaign").filter(pk=pk),
-                pk=assignment.pk,
-            ),
+        locked = prepared_get(
+            "lock: assignment with worker, HIT and campaign",
+            lambda *, pk: Assignment.objects.select_related("worker", "hit", "campaign").filter(pk=pk),
+            pk=assignment.pk,
         )
         return locked.hit, locked
-    worker = _one(
-        Worker,
-        assignment.worker_id,
-        prepared_objects(
-            "lock: worker",
-            lambda *, pk: Worker.objects.select_for_update().filter(pk=pk),
-            pk=assignment.worker_id,
-        ),
+    worker = prepared_get(
+        "lock: worker",
+        lambda *, pk: Worker.objects.select_for_update().filter(pk=pk),
+        pk=assignment.worker_id,
     )
-    hit = _one(
-        Hit,
-        assignment.hit_id,
-        prepared_objects(
-            "lock: HIT", lambda *, pk: Hit.objects.select_for_update().filter(pk=pk), pk=assignment.hit_id
-        ),
+    hit = prepared_get(
+        "lock: HIT", lambda *, pk: Hit.objects.select_for_update().filter(pk=pk), pk=assignment.hit_id
     )
-    locked = _one(
-        Assignment,
-        assignment.pk,
-        prepared_objects(
-            "lock: assignment with campaign",
-            lambda *, pk: (
-                Assignment.objects.select_for_update(of=("self",)).select_related("campaign").filter(pk=pk)
-            ),
-            pk=assignment.pk,
+    locked = prepared_get(
+        "lock: assignment with campaign",
+        lambda *, pk: (
+            Assignment.objects.select_for_update(of=("self",)).select_related("campaign").filter(pk=pk)
         ),
+        pk=assignment.pk,
     )
     locked.worker = worker
     return hit, locked
-
-
-def _one(model: type[T], pk: int, found: list) -> T:
-    """The one row a prepared statement found by primary key, or the model's ``DoesNotExist`` as ``get``."""
-    if not found:
-        raise model.DoesNotExist(f"{model.__name__} {pk} does not exist")  # type: ignore[attr-defined]
-    return found[0]
 
 
 def _assignment_complete(
@@ -689,14 +673,15 @@ def _assignment_count(
     fields = ["status", "submitted_at", "earned_usd", "paid_usd", "paid_at"]
     if worker_is_excluded(worker=worker, campaign=campaign) or hit.status != Hit.Status.OPEN:
         assignment.status = Assignment.Status.DISCARDED
-        assignment.save(update_fields=fields)
+        instance_update(assignment, fields)
         hit_discard(hit=hit)
         return
+    # Rows held locked, stored as ``save(update_fields=...)`` stores them, without compiling per HIT.
     assignment.status = Assignment.Status.ACCEPTED
-    assignment.save(update_fields=fields)
+    instance_update(assignment, fields)
     hit.status = Hit.Status.ACCEPTED
     hit.closed_at = now
-    hit.save(update_fields=["status", "closed_at"])
+    instance_update(hit, ["status", "closed_at"])
     # Every pair gets the winner its judgment names, in one statement (cheaper than a CASE per pair).
     prepared_update(
         "count: pairs' winners",

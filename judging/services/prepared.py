@@ -21,14 +21,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from django.core.exceptions import EmptyResultSet
-from django.db import connection
-from django.db.models import Model, QuerySet
+from django.db import DatabaseError, connection, transaction
+from django.db.models import Field, Model, QuerySet
 from django.db.models.query import get_related_populators
 from django.db.models.sql import UpdateQuery
 
 M = TypeVar("M", bound=Model)
 FIRST_INTEGER = 32_001  # below 32,767: a stand-in fits even a small integer column
 FIRST_DATETIME = datetime(2001, 2, 3, 4, 5, 6, tzinfo=UTC)
+# Inserts of up to this many rows keep their SQL text (a HIT's answers, an assignment); longer ones are rare.
+KEPT_INSERT_ROWS = 64
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,16 @@ def prepared_objects(name: str, build: Callable[..., QuerySet[M]], /, **values: 
     return found
 
 
+def prepared_get(name: str, build: Callable[..., QuerySet[M]], /, **values: Any) -> M:
+    """The one instance of ``build(**values)`` (a query by primary key), or its model's ``DoesNotExist``, as
+    ``get`` raises it."""
+    found = prepared_objects(name, build, **values)
+    if not found:
+        model = _statement(name, "rows", build, values).compiler.query.model
+        raise model.DoesNotExist(f"{model.__name__} matching {values} does not exist")
+    return found[0]
+
+
 def prepared_update(
     name: str, build: Callable[..., tuple[QuerySet, dict[str, Any]]], /, **values: Any
 ) -> int:
@@ -91,7 +103,7 @@ def prepared_update(
     statement = _statement(name, "update", build, values)
     if not statement.sql:
         return 0
-    with connection.cursor() as cursor:
+    with transaction.mark_for_rollback_on_error(), connection.cursor() as cursor:
         cursor.execute(statement.sql, _bound(statement, values))
         return cursor.rowcount
 
@@ -195,3 +207,68 @@ def _converted(statement: _Statement, rows: list[tuple]) -> list[list]:
             row[position] = value
         converted.append(row)
     return converted
+
+
+_updates: dict[tuple, tuple[str, list[Field]]] = {}
+_inserts: dict[tuple, str] = {}
+
+
+def instance_update(instance: Model, fields: Sequence[str]) -> None:
+    """``instance.save(update_fields=fields)`` as one UPDATE by primary key, its SQL written once per model
+    and fields: each value as ``save`` stores it (``pre_save``, so ``auto_now`` fields take the time now,
+    then the field's own conversion for the database), without the ORM's per-call building of the statement.
+    Like ``save``, a row that is gone raises ``DatabaseError``. For rows the caller holds locked; the
+    project sends no model signals (STYLE: no Django signals), so none is skipped."""
+    meta = instance._meta
+    key = (connection.alias, connection.vendor, meta.label, tuple(fields))
+    if key not in _updates:
+        quote = connection.ops.quote_name
+        stored = [field for name in fields if isinstance(field := meta.get_field(name), Field)]
+        columns = ", ".join(f"{quote(str(field.column))} = %s" for field in stored)
+        _updates[key] = (
+            f"UPDATE {quote(str(meta.db_table))} SET {columns} WHERE {quote(str(meta.pk.column))} = %s",
+            stored,
+        )
+    sql, stored = _updates[key]
+    params = [field.get_db_prep_save(field.pre_save(instance, False), connection) for field in stored]
+    with transaction.mark_for_rollback_on_error(), connection.cursor() as cursor:
+        cursor.execute(sql, [*params, instance.pk])
+        if cursor.rowcount == 0:
+            raise DatabaseError(f"{meta.label} {instance.pk}: the update changed no row")
+
+
+def instances_insert(instances: Sequence[Model]) -> None:
+    """``bulk_create(instances)`` (one model) as one INSERT whose text depends only on the model and the
+    number of rows: each value as ``bulk_create`` stores it (``pre_save``, so ``auto_now_add`` fields take
+    the time now, then the field's own conversion for the database), without the ORM's per-call building
+    of the statement; each instance gets its primary key (``RETURNING``, on SQLite as on PostgreSQL) and
+    is marked saved. Constraints are the database's, as for ``bulk_create``."""
+    if not instances:
+        return
+    meta = instances[0]._meta
+    fields = [field for field in meta.concrete_fields if not field.primary_key]
+    key = (connection.alias, connection.vendor, meta.label, len(instances))
+    sql = _inserts.get(key)
+    if sql is None:
+        quote = connection.ops.quote_name
+        columns = ", ".join(quote(str(field.column)) for field in fields)
+        row = f"({', '.join(['%s'] * len(fields))})"
+        sql = (
+            f"INSERT INTO {quote(str(meta.db_table))} ({columns}) VALUES {', '.join([row] * len(instances))}"
+            f" RETURNING {quote(str(meta.pk.column))}"
+        )
+        if len(instances) <= KEPT_INSERT_ROWS:
+            _inserts[key] = sql
+    params = [
+        field.get_db_prep_save(field.pre_save(instance, True), connection)
+        for instance in instances
+        for field in fields
+    ]
+    with transaction.mark_for_rollback_on_error(), connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        pks = [pk for (pk,) in cursor.fetchall()]
+    # Both databases return the rows of a multi-row VALUES in their order (what ``bulk_create`` relies on).
+    for instance, pk in zip(instances, pks, strict=True):
+        instance.pk = pk
+        instance._state.adding = False
+        instance._state.db = connection.alias

@@ -3,11 +3,12 @@
 from datetime import timedelta
 
 import pytest
+from django.db import DatabaseError
 from django.db.models import F
 from django.utils import timezone
 
 from judging.models import Campaign, Worker
-from judging.services.prepared import prepared_objects, prepared_rows, prepared_update
+from judging.services.prepared import instance_update, prepared_objects, prepared_rows, prepared_update
 from tests.judging.factories import CampaignFactory, WorkerFactory
 
 
@@ -103,3 +104,24 @@ def test_an_empty_sequence_runs_no_statement(django_assert_num_queries):
 
     # Then nothing is found, as the ORM finds nothing without asking the database
     assert rows == []
+
+
+@pytest.mark.django_db
+def test_an_instance_update_stores_the_fields_as_save_does_and_refuses_a_row_that_is_gone():
+    # Given a worker excluded in memory, and another deleted meanwhile
+    worker, gone = WorkerFactory.create_batch(2)
+    worker.is_excluded, worker.excluded_at, worker.exclusion_reason = True, timezone.now(), "failed"
+    Worker.objects.filter(pk=gone.pk).delete()
+
+    # When the fields are stored, then they read back as saved, and the other worker is untouched
+    instance_update(worker, ["is_excluded", "excluded_at", "exclusion_reason"])
+    stored = Worker.objects.get(pk=worker.pk)
+    assert (stored.is_excluded, stored.excluded_at, stored.exclusion_reason) == (
+        True,
+        worker.excluded_at,
+        "failed",
+    )
+
+    # And the row that is gone is an error, as for save(update_fields=...)
+    with pytest.raises(DatabaseError):
+        instance_update(gone, ["is_excluded"])
