@@ -32,8 +32,6 @@ from judging.models import Assignment, Campaign, Candidate, Hit, HitSlot, Judgme
 from judging.services.prepared import instances_insert, prepared_update
 from pools.models import GradedJudgment, Topic
 
-# Slots per INSERT of a HIT build: 8 values each, within SQLite's 32,766 parameters per statement.
-SLOTS_PER_INSERT = 2000
 # Assignments whose work may still count: in progress, or submitted and awaiting the provider's confirmation.
 WAITING_STATES = (Assignment.Status.IN_PROGRESS, Assignment.Status.SUBMITTED)
 
@@ -122,9 +120,8 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
                     expected_winner_id=None if expected is None else challenge_material.item_ids[expected],
                 )
             )
-    # Written as bulk_create writes them, in statements whose text depends only on the number of rows.
-    for start in range(0, len(slots), SLOTS_PER_INSERT):
-        instances_insert(slots[start : start + SLOTS_PER_INSERT])
+    # Written as bulk_create writes them, without compiling per build.
+    instances_insert(slots)
     # Each queued pair now points to its new HIT: one plain UPDATE per HIT, prepared once. A bulk_update's CASE
     # of one branch per pair costs more to build than to run, and one UPDATE reading each pair's new slot in a
     # correlated subquery lets the planners scan the new slots for every pair (17 s on PostgreSQL for CAsT's

@@ -29,6 +29,8 @@ from django.db.models.sql import UpdateQuery
 M = TypeVar("M", bound=Model)
 FIRST_INTEGER = 32_001  # below 32,767: a stand-in fits even a small integer column
 FIRST_DATETIME = datetime(2001, 2, 3, 4, 5, 6, tzinfo=UTC)
+# Parameters per INSERT: within SQLite's 32,766 (and PostgreSQL's 65,535).
+MAX_INSERT_PARAMETERS = 30_000
 # Inserts of up to this many rows keep their SQL text (a HIT's answers, an assignment); longer ones are rare.
 KEPT_INSERT_ROWS = 64
 
@@ -247,6 +249,11 @@ def instances_insert(instances: Sequence[Model]) -> None:
         return
     meta = instances[0]._meta
     fields = [field for field in meta.concrete_fields if not field.primary_key]
+    batch = MAX_INSERT_PARAMETERS // len(fields)
+    if len(instances) > batch:
+        for start in range(0, len(instances), batch):
+            instances_insert(instances[start : start + batch])
+        return
     key = (connection.alias, connection.vendor, meta.label, len(instances))
     sql = _inserts.get(key)
     if sql is None:

@@ -23,7 +23,7 @@ from judging.engine import (
     topic_round_close,
 )
 from judging.models import Assignment, CampaignTopic, Candidate, Judgment, Pair, Round
-from judging.services.prepared import prepared_get, prepared_rows
+from judging.services.prepared import instance_update, prepared_get, prepared_rows
 from judging.services.topic_state import (
     FINISHED_STATES,
     adaptive_params,
@@ -123,7 +123,7 @@ def round_close_if_complete(*, round: Round) -> bool:
             "opponents": result.opponents,
             "next_stage": result.next_stage,
         }
-        round.save(update_fields=["outcome", "closed_at"])
+        instance_update(round, ["outcome", "closed_at"])
         if round_store(campaign_topic=campaign_topic, state=closing.state, item_ids=dict(candidates)):
             # Only new pairs give HIT building something to do; a finished topic queues none.
             campaign_id = campaign.pk
@@ -131,7 +131,7 @@ def round_close_if_complete(*, round: Round) -> bool:
     else:
         assert closing.ranked is not None  # a closed stage-2 round always ranks the pool
         round.outcome = {"wins": closing.wins}
-        round.save(update_fields=["outcome", "closed_at"])
+        instance_update(round, ["outcome", "closed_at"])
         topic_close(campaign_topic=campaign_topic, ranked=closing.ranked)
     return True
 
@@ -184,7 +184,7 @@ def _adaptive_round_close(*, campaign_topic: CampaignTopic, round: Round) -> Non
         "confirmed": [[*key, after.decided[key]] for key in decided if after.decided[key] is not None],
         "tied": [list(key) for key in decided if after.decided[key] is None],
     }
-    round.save(update_fields=["outcome", "closed_at"])
+    instance_update(round, ["outcome", "closed_at"])
     if round_store(campaign_topic=campaign_topic):
         campaign_id = campaign.pk
         enqueue_on_commit("judging.tasks.hit_build_task", campaign_id)
