@@ -11,7 +11,11 @@ the call's value, bound at each run; the others are the statement's constants. A
 the SQL text (it would run with the first call's value forever) is refused when the statement is built.
 Values are integers, datetimes, or sequences of integers, whose length is part of the statement (``IN (...)``
 has one parameter per element). A builder must depend on its arguments only: anything else that shapes the
-query (a mode, a flag) goes into the statement's name."""
+query (a mode, a flag) goes into the statement's name.
+
+Rows already in hand are written the same way: ``instance_update`` (what ``save(update_fields=...)`` stores) and
+``instances_insert`` (what ``bulk_create`` stores), their SQL written once per model and shape from the model's
+fields, each value converted by its field."""
 
 from __future__ import annotations
 
