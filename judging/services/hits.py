@@ -29,6 +29,7 @@ from judging.engine import (
     pack_hits_distinct,
 )
 from judging.models import Assignment, Campaign, Candidate, Hit, HitSlot, Judgment, Pair
+from judging.services.prepared import instances_insert, prepared_update
 from pools.models import GradedJudgment, Topic
 
 # Assignments whose work may still count: in progress, or submitted and awaiting the provider's confirmation.
@@ -119,12 +120,19 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
                     expected_winner_id=None if expected is None else challenge_material.item_ids[expected],
                 )
             )
-    HitSlot.objects.bulk_create(slots, batch_size=2000)
-    # Each queued pair now points to its new HIT: one plain UPDATE per HIT. A bulk_update's CASE of one branch
-    # per pair costs more to build than to run, and one UPDATE reading each pair's new slot in a correlated
-    # subquery lets the planners scan the new slots for every pair (17 s on PostgreSQL for CAsT's first build).
+    # Written as bulk_create writes them, without compiling per build.
+    instances_insert(slots)
+    # Each queued pair now points to its new HIT: one plain UPDATE per HIT, prepared once. A bulk_update's CASE
+    # of one branch per pair costs more to build than to run, and one UPDATE reading each pair's new slot in a
+    # correlated subquery lets the planners scan the new slots for every pair (17 s on PostgreSQL for CAsT's
+    # first build).
     for hit, chunk in zip(hits, chunks, strict=True):
-        Pair.objects.filter(pk__in=[pair_pk for pair_pk, *_ in chunk]).update(hit=hit)
+        prepared_update(
+            "hit_build: pairs to their HIT",
+            lambda *, pair_ids, hit_id: (Pair.objects.filter(pk__in=pair_ids), {"hit_id": hit_id}),
+            pair_ids=[pair_pk for pair_pk, *_ in chunk],
+            hit_id=hit.pk,
+        )
     return hits
 
 

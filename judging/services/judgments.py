@@ -9,9 +9,9 @@ worker's lock is what keeps one assignment in progress per worker and campaign (
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
@@ -41,7 +41,14 @@ from judging.services.hits import (
     hit_discard,
     hit_is_past_lifetime,
 )
-from judging.services.locks import row_locked
+from judging.services.prepared import (
+    instance_update,
+    instances_insert,
+    prepared_get,
+    prepared_objects,
+    prepared_rows,
+    prepared_update,
+)
 
 UNKNOWN = object()  # "not read yet", beside None ("read: there is none")
 # What holds a HIT so nobody else gets it: a counted assignment, or one in progress the provider vouched for
@@ -116,47 +123,54 @@ def hit_assign_next(*, campaign: Campaign, worker: Worker, external_id: str = ""
 def _hit_assign_next(*, campaign: Campaign, worker: Worker, external_id: str = "") -> Assignment | None:
     now = timezone.now()
     # One statement locks the worker and learns, under that lock (so every assignment committed for them is
-    # seen), which assignment they hold in the campaign and whether they have one that did not count.
-    held = Assignment.objects.filter(
-        campaign_id=campaign.pk, worker_id=OuterRef("pk"), status=Assignment.Status.IN_PROGRESS
-    )
-    not_counted = Assignment.objects.filter(
-        campaign_id=campaign.pk,
-        worker_id=OuterRef("pk"),
-        status__in=(Assignment.Status.EXPIRED, Assignment.Status.DISCARDED),
-    )
-    worker = (
-        Worker.objects.select_for_update(of=("self",))
-        .annotate(held_id=Subquery(held.values("pk")[:1]), has_not_counted=Exists(not_counted))
-        .get(pk=worker.pk)
+    # seen), which assignment they hold in the campaign and whether they have one that did not count. Every
+    # statement a HIT's take runs is prepared (judging.services.prepared): compiled once, not per HIT.
+    worker = prepared_get(
+        "hit_assign_next: worker", _worker_with_assignments, campaign_id=campaign.pk, worker_id=worker.pk
     )
     if worker_is_excluded(worker=worker, campaign=campaign):
         raise WorkerExcludedError(worker_id=worker.pk)
     # The common case of a judge's next page: the HIT they hold (unless its deadline passed: then it
     # expires, and its HIT, if still open, may hold pairs they answered).
-    current = _assignment_in_progress(worker=worker, campaign=campaign, now=now, held_id=worker.held_id)
+    held_id: int | None = worker.held_id  # type: ignore[attr-defined]  # the statement's annotations
+    has_not_counted: bool = worker.has_not_counted  # type: ignore[attr-defined]
+    current = _assignment_in_progress(worker=worker, campaign=campaign, now=now, held_id=held_id)
     if current is not None:
         return current
-    may_hold_judged = worker.has_not_counted or worker.held_id is not None
     # A paused (or finished) campaign hands out no new HIT (the one a worker holds stays theirs, above).
     return _open_hit_take(
-        _open_hits(
-            campaign_id=campaign.pk,
-            worker=worker,
-            now=now,
-            may_hold_judged=may_hold_judged,
-            is_adaptive=campaign.mode == Campaign.Mode.ADAPTIVE,
-        ).filter(campaign__status=Campaign.Status.RUNNING),
+        campaign_id=campaign.pk,
         worker=worker,
         now=now,
+        may_hold_judged=has_not_counted or held_id is not None,
+        is_adaptive=campaign.mode == Campaign.Mode.ADAPTIVE,
         external_id=external_id,
+    )
+
+
+def _worker_with_assignments(*, campaign_id: int, worker_id: int) -> QuerySet[Worker]:
+    """The worker, locked, with the id of the assignment they hold in the campaign (``held_id``) and whether
+    they have one there that did not count (``has_not_counted``: expired or discarded)."""
+    held = Assignment.objects.filter(
+        campaign_id=campaign_id, worker_id=OuterRef("pk"), status=Assignment.Status.IN_PROGRESS
+    )
+    not_counted = Assignment.objects.filter(
+        campaign_id=campaign_id,
+        worker_id=OuterRef("pk"),
+        status__in=(Assignment.Status.EXPIRED, Assignment.Status.DISCARDED),
+    )
+    return (
+        Worker.objects.select_for_update(of=("self",))
+        .annotate(held_id=Subquery(held.values("pk")[:1]), has_not_counted=Exists(not_counted))
+        .filter(pk=worker_id)
     )
 
 
 def _open_hits(
     *,
     campaign_id: int,
-    worker: Worker,
+    worker_id: int,
+    needs_confirmation: bool,
     now: datetime,
     is_adaptive: bool,
     may_hold_judged: bool = True,
@@ -167,13 +181,13 @@ def _open_hits(
     ``may_hold_judged=False`` says the worker has no assignment in the campaign that did not count (expired,
     discarded): only such an assignment can have left a judged pair in the queue (a counted pair has its
     winner), so the costly check is skipped. ``is_adaptive``: the campaign's mode, which the caller knows (it
-    never changes once the campaign runs)."""
+    never changes once the campaign runs); ``needs_confirmation``: ``Worker.needs_confirmation``."""
     # Held by anyone, or already taken by this worker (a claim still waiting for confirmation included: a HIT
     # they took is never theirs again), in one subquery.
     held_or_theirs = Assignment.objects.filter(hit=OuterRef("pk")).filter(
         HOLDS_HIT
         | Q(
-            worker=worker,
+            worker_id=worker_id,
             status__in=(
                 Assignment.Status.IN_PROGRESS,
                 Assignment.Status.SUBMITTED,
@@ -191,7 +205,7 @@ def _open_hits(
         # Dueling Bandits", section 4: each repeat needs another assessor): no HIT holding a pair of a topic
         # that this worker already answered, in any round.
         same_pair = Judgment.objects.filter(
-            assignment__worker=worker,
+            assignment__worker_id=worker_id,
             slot__pair__round__campaign_topic_id=OuterRef("round__campaign_topic_id"),
             slot__pair__left_id=OuterRef("left_id"),
             slot__pair__right_id=OuterRef("right_id"),
@@ -202,10 +216,12 @@ def _open_hits(
         # The pairs an open HIT holds point to it, so this reaches them without going through its slots. Only
         # confirmed answers count here: a forger's answers under a real worker's id must not keep them away.
         judged_before = Judgment.objects.filter(
-            slot__pair__hit=OuterRef("pk"), assignment__worker=worker, assignment__confirmed_at__isnull=False
+            slot__pair__hit=OuterRef("pk"),
+            assignment__worker_id=worker_id,
+            assignment__confirmed_at__isnull=False,
         )
         hits = hits.exclude(Exists(judged_before))
-    if not worker.needs_confirmation:
+    if not needs_confirmation:
         # The local crowd keeps the cheap order (an index scan stopped at the first free HIT).
         return hits.order_by("number")
     # Claims nobody confirmed yet hold nothing, but the HITs with the fewest are handed out first, so that
@@ -227,20 +243,42 @@ def _open_hits(
 
 
 def _open_hit_take(
-    hits: QuerySet[Hit], *, worker: Worker, now: datetime, external_id: str = ""
+    *,
+    campaign_id: int,
+    worker: Worker,
+    now: datetime,
+    is_adaptive: bool,
+    may_hold_judged: bool,
+    external_id: str = "",
 ) -> Assignment | None:
-    """Lock the first of ``hits`` that no concurrent caller has locked and assign it to the locked worker;
-    None when there is none. Concurrent callers skip each other's locked HITs (PostgreSQL ``SKIP LOCKED``)."""
+    """Lock the first of the running campaign's ``_open_hits`` that no concurrent caller has locked and assign
+    it to the locked worker; None when there is none. Concurrent callers skip each other's locked HITs
+    (PostgreSQL ``SKIP LOCKED``)."""
+    needs_confirmation = worker.needs_confirmation
+
+    def first_free(*, campaign_id: int, worker_id: int, now: datetime, taken: Sequence[int]) -> QuerySet[Hit]:
+        hits = _open_hits(
+            campaign_id=campaign_id,
+            worker_id=worker_id,
+            needs_confirmation=needs_confirmation,
+            now=now,
+            may_hold_judged=may_hold_judged,
+            is_adaptive=is_adaptive,
+        ).filter(campaign__status=Campaign.Status.RUNNING)
+        if taken:
+            hits = hits.exclude(pk__in=taken)
+        return hits.select_related("campaign").select_for_update(skip_locked=True, of=("self",))[:1]
+
+    # The flags shape the statement, so they name it.
+    name = f"hit_assign_next: open HIT {is_adaptive=} {may_hold_judged=} {needs_confirmation=}"
     taken: list[int] = []
     while True:
-        hit = (
-            (hits.exclude(pk__in=taken) if taken else hits)
-            .select_related("campaign")
-            .select_for_update(skip_locked=True, of=("self",))
-            .first()
+        found = prepared_objects(
+            name, first_free, campaign_id=campaign_id, worker_id=worker.pk, now=now, taken=tuple(taken)
         )
-        if hit is None:
+        if not found:
             return None
+        hit = found[0]
         # The EXISTS above saw the snapshot of the statement's start: a worker who took this HIT and committed
         # while we waited is only visible to a query made now that we hold its lock (PostgreSQL, READ
         # COMMITTED). SQLite's transactions are serialisable (writers queue: IMMEDIATE), so there what the
@@ -253,7 +291,15 @@ def _open_hit_take(
 
 
 def _hit_is_held(hit: Hit) -> bool:
-    return hit.assignments.filter(HOLDS_HIT).exists()
+    return bool(
+        prepared_rows(
+            "hit held",
+            lambda *, hit_id: (
+                Assignment.objects.filter(hit_id=hit_id).filter(HOLDS_HIT).values_list("pk")[:1]
+            ),
+            hit_id=hit.pk,
+        )
+    )
 
 
 def _assignment_in_progress(
@@ -288,7 +334,7 @@ def _assignment_create(
         raise CampaignConfigError(
             f"campaign {campaign.name!r}: assignment_duration must be positive, not {campaign.assignment_duration}"
         )
-    return Assignment.objects.create(
+    assignment = Assignment(
         hit=hit,
         campaign=campaign,
         worker=worker,
@@ -296,6 +342,10 @@ def _assignment_create(
         deadline_at=now + campaign.assignment_duration,
         confirmed_at=None if worker.needs_confirmation else now,
     )
+    # ``Assignment.objects.create`` without compiling per HIT; the partial unique constraints still refuse a
+    # second assignment in progress (IntegrityError, retried by the callers).
+    instances_insert([assignment])
+    return assignment
 
 
 def assignment_claim_external(*, hit: Hit, worker: Worker, external_id: str) -> Assignment:
@@ -446,24 +496,16 @@ def assignment_submit(*, assignment: Assignment, winners: Mapping[int, int]) -> 
     if assignment.status != Assignment.Status.IN_PROGRESS and assignment.submitted_at is not None:
         return assignment
     _check_open(assignment, now=timezone.now())
-    # Each slot with the winner already stored for it (an answer given earlier keeps its first value) and
-    # its pair's round, in one query (rows, not model instances: nothing here is saved back).
-    stored = Judgment.objects.filter(assignment=assignment, slot=OuterRef("pk")).values("winner_id")[:1]
     slots = {
         slot.position: slot
-        for slot in HitSlot.objects.filter(hit_id=assignment.hit_id)
-        .annotate(stored_winner_id=Subquery(stored), round_id=F("pair__round_id"))
-        .values_list(
-            "pk",
-            "position",
-            "left_id",
-            "right_id",
-            "is_challenge",
-            "expected_winner_id",
-            "pair_id",
-            "stored_winner_id",
-            "round_id",
-            named=True,
+        for slot in map(
+            _SubmitSlot._make,
+            prepared_rows(
+                "assignment_submit: slots",
+                _slots_with_answers,
+                hit_id=assignment.hit_id,
+                assignment_id=assignment.pk,
+            ),
         )
     }
     if set(winners) != set(slots):
@@ -475,7 +517,7 @@ def assignment_submit(*, assignment: Assignment, winners: Mapping[int, int]) -> 
     for position, winner_id in winners.items():
         if winner_id not in (slots[position].left_id, slots[position].right_id):
             raise InvalidWinnerError(slot_id=slots[position].pk, winner_id=winner_id)
-    Judgment.objects.bulk_create(
+    instances_insert(
         [
             Judgment(
                 assignment=assignment,
@@ -501,6 +543,30 @@ def assignment_submit(*, assignment: Assignment, winners: Mapping[int, int]) -> 
     return assignment
 
 
+class _SubmitSlot(NamedTuple):
+    pk: int
+    position: int
+    left_id: int
+    right_id: int
+    is_challenge: bool
+    expected_winner_id: int | None
+    pair_id: int | None
+    stored_winner_id: int | None
+    round_id: int | None
+
+
+def _slots_with_answers(*, hit_id: int, assignment_id: int) -> QuerySet[HitSlot]:
+    """A HIT's slots as ``_SubmitSlot`` rows: each with the winner the assignment already stored for it (an
+    answer given earlier keeps its first value) and its pair's round, in one query (rows, not model
+    instances: nothing here is saved back)."""
+    stored = Judgment.objects.filter(assignment_id=assignment_id, slot=OuterRef("pk")).values("winner_id")[:1]
+    return (
+        HitSlot.objects.filter(hit_id=hit_id)
+        .annotate(stored_winner_id=Subquery(stored), round_id=F("pair__round_id"))
+        .values_list(*_SubmitSlot._fields)
+    )
+
+
 def _side(*, left_id: int, winner_id: int) -> str:
     """The side of the page the winner was shown on (``left_id``: the item shown on the left)."""
     return "left" if winner_id == left_id else "right"
@@ -522,25 +588,41 @@ def _lock_worker_hit_and_assignment(
     (``hit_assign_next`` and ``assignment_start`` lock the worker first; ``hit_expire``, ``hit_discard`` and
     ``assignment_expire`` lock the HIT before its assignments), so they cannot deadlock. The assignment comes
     back with its worker, and with its campaign unless ``with_campaign=False`` (then read when first used: an
-    answer needs it only when it completes the HIT). On PostgreSQL each lock is one statement of plain SQL
-    (docs/decisions.md, "Plain SQL on the answer path"). SQLite has no row locks (``select_for_update`` is a
+    answer needs it only when it completes the HIT). Each lock is one statement, compiled once per process
+    (``judging.services.prepared``; docs/decisions.md, "Prepared statements on the campaign path"). SQLite has no row locks (``select_for_update`` is a
     no-op there; the writer's IMMEDIATE transaction holds the whole database), so there the three rows are
     read in one statement."""
     if connection.vendor == "sqlite":
-        assignment = Assignment.objects.select_related("worker", "hit", "campaign").get(pk=assignment.pk)
-        return assignment.hit, assignment
-    worker = row_locked(Worker, assignment.worker_id)
-    hit = row_locked(Hit, assignment.hit_id)
+        locked = prepared_get(
+            "lock: assignment with worker, HIT and campaign",
+            lambda *, pk: Assignment.objects.select_related("worker", "hit", "campaign").filter(pk=pk),
+            pk=assignment.pk,
+        )
+        return locked.hit, locked
+    worker = prepared_get(
+        "lock: worker",
+        lambda *, pk: Worker.objects.select_for_update().filter(pk=pk),
+        pk=assignment.worker_id,
+    )
+    hit = prepared_get(
+        "lock: HIT", lambda *, pk: Hit.objects.select_for_update().filter(pk=pk), pk=assignment.hit_id
+    )
     if with_campaign:
-        assignment = (
-            Assignment.objects.select_for_update(of=("self",))
-            .select_related("campaign")
-            .get(pk=assignment.pk)
+        locked = prepared_get(
+            "lock: assignment with campaign",
+            lambda *, pk: (
+                Assignment.objects.select_for_update(of=("self",)).select_related("campaign").filter(pk=pk)
+            ),
+            pk=assignment.pk,
         )
     else:
-        assignment = row_locked(Assignment, assignment.pk)
-    assignment.worker = worker
-    return hit, assignment
+        locked = prepared_get(
+            "lock: assignment",
+            lambda *, pk: Assignment.objects.select_for_update().filter(pk=pk),
+            pk=assignment.pk,
+        )
+    locked.worker = worker
+    return hit, locked
 
 
 def _assignment_complete(
@@ -617,34 +699,52 @@ def _assignment_count(
     fields = ["status", "submitted_at", "earned_usd", "paid_usd", "paid_at"]
     if worker_is_excluded(worker=worker, campaign=campaign) or hit.status != Hit.Status.OPEN:
         assignment.status = Assignment.Status.DISCARDED
-        assignment.save(update_fields=fields)
+        instance_update(assignment, fields)
         hit_discard(hit=hit)
         return
+    # Rows held locked, stored as ``save(update_fields=...)`` stores them, without compiling per HIT.
     assignment.status = Assignment.Status.ACCEPTED
-    assignment.save(update_fields=fields)
+    instance_update(assignment, fields)
     hit.status = Hit.Status.ACCEPTED
     hit.closed_at = now
-    hit.save(update_fields=["status", "closed_at"])
+    instance_update(hit, ["status", "closed_at"])
     # Every pair gets the winner its judgment names, in one statement (cheaper than a CASE per pair).
-    stored = Judgment.objects.filter(assignment=assignment, slot__pair=OuterRef("pk")).values("winner_id")[:1]
-    Pair.objects.filter(
-        pk__in=[pair_id for is_challenge, _, pair_id, _ in answers if not is_challenge]
-    ).update(winner_id=Subquery(stored), judged_at=now)
+    prepared_update(
+        "count: pairs' winners",
+        _pairs_winners,
+        pair_ids=[pair_id for is_challenge, _, pair_id, _ in answers if not is_challenge],
+        assignment_id=assignment.pk,
+        now=now,
+    )
     if round_ids is None:
         round_ids = set(Pair.objects.filter(hit=hit).values_list("round_id", flat=True))
     transaction.on_commit(lambda: _rounds_close_complete(sorted(round_ids)))
+
+
+def _pairs_winners(
+    *, pair_ids: Sequence[int], assignment_id: int, now: datetime
+) -> tuple[QuerySet[Pair], dict[str, object]]:
+    """The update giving each pair the winner the assignment's judgment of it names."""
+    stored = Judgment.objects.filter(assignment_id=assignment_id, slot__pair=OuterRef("pk")).values(
+        "winner_id"
+    )[:1]
+    return Pair.objects.filter(pk__in=pair_ids), {"winner_id": Subquery(stored), "judged_at": now}
 
 
 def _rounds_close_complete(round_ids: list[int]) -> None:
     """After a HIT counted: queue the closing of those of its rounds that are now complete, asked once for
     all of them. Asked after commit, so of HITs of one round counted at the same moment the last to commit
     sees every answer; a round queued twice closes once (``round_close_if_complete`` is idempotent)."""
+    for (round_id,) in prepared_rows("rounds complete", _rounds_complete, round_ids=round_ids):
+        enqueue("judging.tasks.round_close_if_complete_task", round_id)
+
+
+def _rounds_complete(*, round_ids: Sequence[int]) -> QuerySet[Round, tuple[int]]:
+    """Those of the rounds still open whose every pair has its winner, by id."""
     unjudged = Pair.objects.filter(round=OuterRef("pk"), winner__isnull=True)
-    complete = (
+    return (
         Round.objects.filter(pk__in=round_ids, closed_at__isnull=True)
         .exclude(Exists(unjudged))
         .order_by("pk")
-        .values_list("pk", flat=True)
+        .values_list("pk")
     )
-    for round_id in list(complete):
-        enqueue("judging.tasks.round_close_if_complete_task", round_id)

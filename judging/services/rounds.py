@@ -22,7 +22,8 @@ from judging.engine import (
     open_candidates,
     topic_round_close,
 )
-from judging.models import Assignment, CampaignTopic, Candidate, Judgment, Round
+from judging.models import Assignment, CampaignTopic, Candidate, Judgment, Pair, Round
+from judging.services.prepared import instance_update, prepared_get, prepared_rows
 from judging.services.topic_state import (
     FINISHED_STATES,
     adaptive_params,
@@ -59,15 +60,26 @@ def round_close_if_complete(*, round: Round) -> bool:
     the round; False when a pair is still unjudged or the round was already closed."""
     # Callers ask for rounds they found complete (a counted HIT's rounds are checked after commit), so the
     # check is made once, under the topic's lock.
-    campaign_topic = (
-        CampaignTopic.objects.select_for_update()
-        .select_related("campaign", "topic")
-        .get(pk=round.campaign_topic_id)
+    # The statements every close runs are prepared once (judging.services.prepared).
+    campaign_topic = prepared_get(
+        "round_close: topic locked",
+        lambda *, pk: (
+            CampaignTopic.objects.select_for_update().select_related("campaign", "topic").filter(pk=pk)
+        ),
+        pk=round.campaign_topic_id,
     )
-    round = Round.objects.get(pk=round.pk)
+    round = prepared_get("round_close: round", lambda *, pk: Round.objects.filter(pk=pk), pk=round.pk)
     if round.closed_at is not None:
         return False
-    pairs = list(round.pairs.order_by("pk").values_list("left__docid", "right__docid", "winner__docid"))
+    pairs = prepared_rows(
+        "round_close: pairs",
+        lambda *, round_id: (
+            Pair.objects.filter(round_id=round_id)
+            .order_by("pk")
+            .values_list("left__docid", "right__docid", "winner__docid")
+        ),
+        round_id=round.pk,
+    )
     if any(winner is None for _, _, winner in pairs):
         return False
     campaign = campaign_topic.campaign
@@ -76,10 +88,14 @@ def round_close_if_complete(*, round: Round) -> bool:
         return True
     # The state before this round: its active candidates in stored order (what ``topic_state_load`` reads),
     # with the item ids the next round's pairs need, in one query.
-    candidates = list(
-        campaign_topic.candidates.filter(is_active=True)
-        .order_by("position")
-        .values_list("item__docid", "item_id")
+    candidates = prepared_rows(
+        "round_close: active candidates",
+        lambda *, campaign_topic_id: (
+            Candidate.objects.filter(campaign_topic_id=campaign_topic_id, is_active=True)
+            .order_by("position")
+            .values_list("item__docid", "item_id")
+        ),
+        campaign_topic_id=campaign_topic.pk,
     )
     state = TopicState(
         topic=campaign_topic.topic.topic_id,
@@ -107,7 +123,7 @@ def round_close_if_complete(*, round: Round) -> bool:
             "opponents": result.opponents,
             "next_stage": result.next_stage,
         }
-        round.save(update_fields=["outcome", "closed_at"])
+        instance_update(round, ["outcome", "closed_at"])
         if round_store(campaign_topic=campaign_topic, state=closing.state, item_ids=dict(candidates)):
             # Only new pairs give HIT building something to do; a finished topic queues none.
             campaign_id = campaign.pk
@@ -115,7 +131,7 @@ def round_close_if_complete(*, round: Round) -> bool:
     else:
         assert closing.ranked is not None  # a closed stage-2 round always ranks the pool
         round.outcome = {"wins": closing.wins}
-        round.save(update_fields=["outcome", "closed_at"])
+        instance_update(round, ["outcome", "closed_at"])
         topic_close(campaign_topic=campaign_topic, ranked=closing.ranked)
     return True
 
@@ -168,7 +184,7 @@ def _adaptive_round_close(*, campaign_topic: CampaignTopic, round: Round) -> Non
         "confirmed": [[*key, after.decided[key]] for key in decided if after.decided[key] is not None],
         "tied": [list(key) for key in decided if after.decided[key] is None],
     }
-    round.save(update_fields=["outcome", "closed_at"])
+    instance_update(round, ["outcome", "closed_at"])
     if round_store(campaign_topic=campaign_topic):
         campaign_id = campaign.pk
         enqueue_on_commit("judging.tasks.hit_build_task", campaign_id)

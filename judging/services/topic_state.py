@@ -27,6 +27,7 @@ from judging.engine import (
     tournament_rng,
 )
 from judging.models import Assignment, Campaign, CampaignTopic, Candidate, Judgment, Pair, Round
+from judging.services.prepared import instance_update, instances_insert, prepared_get, prepared_rows
 
 FINISHED_STATES = CampaignTopic.FINISHED_STATES
 
@@ -158,13 +159,16 @@ def round_store(
                 "item__docid", "item_id"
             )
         )
-    round = Round.objects.create(
+    round = Round(
         campaign_topic=campaign_topic,
         number=opening.number,
         stage=opening.plan.stage,
         candidate_count=len(state.candidates),
     )
-    Pair.objects.bulk_create(
+    # Stored as create, bulk_create and save store them, without compiling per round (every round of a
+    # campaign after its first comes this way: judging.services.prepared).
+    instances_insert([round])
+    instances_insert(
         [
             Pair(round=round, left_id=item_ids[left], right_id=item_ids[right])
             for left, right in opening.plan.pairs
@@ -174,7 +178,7 @@ def round_store(
         CampaignTopic.State.STAGE_1 if opening.plan.stage == 1 else CampaignTopic.State.STAGE_2
     )
     campaign_topic.round_number = opening.number
-    campaign_topic.save(update_fields=["state", "round_number", "updated_at"])
+    instance_update(campaign_topic, ["state", "round_number", "updated_at"])
     return round
 
 
@@ -260,13 +264,25 @@ def topic_close(*, campaign_topic: CampaignTopic, ranked: Sequence[RankedItem]) 
     campaign_topic.finished_at = timezone.now()
     campaign_topic.assessor = None
     campaign_topic.assessor_lease_until = None
-    campaign_topic.save(
-        update_fields=["state", "finished_at", "assessor", "assessor_lease_until", "updated_at"]
+    instance_update(
+        campaign_topic, ["state", "finished_at", "assessor", "assessor_lease_until", "updated_at"]
     )
-    campaign = Campaign.objects.select_for_update().get(pk=campaign_topic.campaign_id)
-    unfinished = CampaignTopic.objects.filter(campaign=campaign).exclude(state__in=FINISHED_STATES)
+    campaign = prepared_get(
+        "topic_close: campaign locked",
+        lambda *, pk: Campaign.objects.select_for_update().filter(pk=pk),
+        pk=campaign_topic.campaign_id,
+    )
+    unfinished = prepared_rows(
+        "topic_close: an unfinished topic",
+        lambda *, campaign_id: (
+            CampaignTopic.objects.filter(campaign_id=campaign_id)
+            .exclude(state__in=FINISHED_STATES)
+            .values_list("pk")[:1]
+        ),
+        campaign_id=campaign.pk,
+    )
     # A finished campaign's runs are scored by the metrics app's own sweep (metrics sits above judging).
-    if campaign.status in (Campaign.Status.RUNNING, Campaign.Status.PAUSED) and not unfinished.exists():
+    if campaign.status in (Campaign.Status.RUNNING, Campaign.Status.PAUSED) and not unfinished:
         campaign.status = Campaign.Status.DONE
         campaign.finished_at = timezone.now()
         campaign.save(update_fields=["status", "finished_at"])

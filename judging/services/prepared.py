@@ -1,0 +1,285 @@
+"""Prepared statements: a query the ORM builds and compiles once per process and database, then runs as its SQL
+with each call's values bound. The rule a statement states stays written once, in the ORM, beside the services'
+other queries; what is saved is Django's building and compiling of it (0.6 to 1.4 ms of CPU for a statement
+with subqueries on this machine, more than the database's work), on every HIT of the campaign path
+(docs/decisions.md, "The campaign path's statements").
+
+A statement is built by calling its builder with stand-ins for the call's values: distinct integers from
+``FIRST_INTEGER`` (inside every integer column's range, so Django's overflow checks keep them as parameters)
+and datetimes in 2001 that no constant of these statements takes. Each compiled parameter equal to a stand-in is
+the call's value, bound at each run; the others are the statement's constants. A stand-in Django folded into
+the SQL text (it would run with the first call's value forever) is refused when the statement is built.
+Values are integers, datetimes, or sequences of integers, whose length is part of the statement (``IN (...)``
+has one parameter per element). A builder must depend on its arguments only: anything else that shapes the
+query (a mode, a flag) goes into the statement's name.
+
+Rows already in hand are written the same way: ``instance_update`` (what ``save(update_fields=...)`` stores) and
+``instances_insert`` (what ``bulk_create`` stores), their SQL written once per model and shape from the model's
+fields, each value converted by its field."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar
+
+from django.core.exceptions import EmptyResultSet
+from django.db import DatabaseError, connection, transaction
+from django.db.models import Field, Model, QuerySet
+from django.db.models.query import get_related_populators
+from django.db.models.sql import UpdateQuery
+
+M = TypeVar("M", bound=Model)
+FIRST_INTEGER = 32_001  # below 32,767: a stand-in fits even a small integer column
+FIRST_DATETIME = datetime(2001, 2, 3, 4, 5, 6, tzinfo=UTC)
+# Parameters per INSERT: within SQLite's 32,766 (and PostgreSQL's 65,535).
+MAX_INSERT_PARAMETERS = 30_000
+# Inserts of up to this many rows keep their SQL text (a HIT's answers, an assignment); longer ones are rare.
+KEPT_INSERT_ROWS = 64
+
+
+@dataclass(frozen=True)
+class _Value:
+    """Where a compiled parameter takes a call's value: ``name``, and its element for a sequence."""
+
+    name: str
+    index: int | None
+
+
+@dataclass
+class _Statement:
+    sql: str
+    params: tuple[Any, ...]  # constants and _Value
+    compiler: Any  # the compiler that built ``sql``: its select list converts and populates the rows
+    converters: dict[
+        int, tuple[list, Any]
+    ]  # column -> the functions converting its values, and its expression
+
+
+_statements: dict[tuple, _Statement] = {}
+
+
+def prepared_rows(name: str, build: Callable[..., QuerySet], /, **values: Any) -> list[tuple[Any, ...]]:
+    """The rows of ``build(**values)``, a ``values_list`` query, converted as the ORM converts them."""
+    statement = _statement(name, "rows", build, values)
+    return [tuple(row) for row in _converted(statement, _fetch(statement, values))]
+
+
+def prepared_objects(name: str, build: Callable[..., QuerySet[M]], /, **values: Any) -> list[M]:
+    """The model instances of ``build(**values)`` as the ORM makes them: ``select_related`` objects and
+    annotations included (the steps of Django's ``ModelIterable``)."""
+    statement = _statement(name, "rows", build, values)
+    rows = _fetch(statement, values)
+    if not rows:
+        return []
+    compiler = statement.compiler
+    select, klass_info = compiler.select, compiler.klass_info
+    model = klass_info["model"]
+    first, end = klass_info["select_fields"][0], klass_info["select_fields"][-1] + 1
+    attnames = [column[0].target.attname for column in select[first:end]]
+    # Django 5's signature (pyproject pins Django < 6; the stubs describe 6, which adds a fetch mode).
+    populators = get_related_populators(klass_info, select, connection.alias)  # type: ignore[call-arg]
+    found = []
+    for row in _converted(statement, rows):
+        instance = model.from_db(connection.alias, attnames, row[first:end])
+        for populator in populators:
+            populator.populate(row, instance)
+        for attribute, position in compiler.annotation_col_map.items():
+            setattr(instance, attribute, row[position])
+        found.append(instance)
+    return found
+
+
+def prepared_get(name: str, build: Callable[..., QuerySet[M]], /, **values: Any) -> M:
+    """The one instance of ``build(**values)`` (a query by primary key), or its model's ``DoesNotExist``, as
+    ``get`` raises it."""
+    found = prepared_objects(name, build, **values)
+    if not found:
+        model = _statement(name, "rows", build, values).compiler.query.model
+        raise model.DoesNotExist(f"{model.__name__} matching {values} does not exist")
+    return found[0]
+
+
+def prepared_update(
+    name: str, build: Callable[..., tuple[QuerySet, dict[str, Any]]], /, **values: Any
+) -> int:
+    """Run ``queryset.update(**changes)`` for ``(queryset, changes) = build(**values)``; the number of rows
+    changed."""
+    statement = _statement(name, "update", build, values)
+    if not statement.sql:
+        return 0
+    with transaction.mark_for_rollback_on_error(), connection.cursor() as cursor:
+        cursor.execute(statement.sql, _bound(statement, values))
+        return cursor.rowcount
+
+
+def _statement(name: str, kind: str, build: Callable, values: dict[str, Any]) -> _Statement:
+    shape = tuple(
+        (key, len(value) if isinstance(value, Sequence) else type(value).__name__)
+        for key, value in sorted(values.items())
+    )
+    key = (connection.alias, connection.vendor, name, kind, shape)
+    statement = _statements.get(key)
+    if statement is None:
+        statement = _statements[key] = _compile(name, kind, build, values)
+    return statement
+
+
+def _compile(name: str, kind: str, build: Callable, values: dict[str, Any]) -> _Statement:
+    stand_ins: dict[str, Any] = {}
+    where: dict[Any, _Value] = {}
+    integers = (FIRST_INTEGER + n for n in range(10**6))
+    moments = (FIRST_DATETIME + timedelta(microseconds=n) for n in range(10**6))
+    for key, value in sorted(values.items()):
+        if isinstance(value, datetime):
+            stand_ins[key] = next(moments)
+            where[connection.ops.adapt_datetimefield_value(stand_ins[key])] = _Value(key, None)
+        elif isinstance(value, int) and not isinstance(value, bool):
+            stand_ins[key] = next(integers)
+            where[stand_ins[key]] = _Value(key, None)
+        elif isinstance(value, Sequence) and all(isinstance(element, int) for element in value):
+            stand_ins[key] = tuple(next(integers) for _ in value)
+            where.update({stand_in: _Value(key, i) for i, stand_in in enumerate(stand_ins[key])})
+        else:
+            raise TypeError(
+                f"prepared statement {name}: {key}={value!r} is not an integer, a datetime or integers"
+            )
+    if kind == "update":
+        queryset, changes = build(**stand_ins)
+        query = queryset.query.chain(UpdateQuery)
+        query.add_update_values(changes)
+        query.annotations = {}
+    else:
+        query = build(**stand_ins).query
+    compiler = query.get_compiler(connection.alias)
+    try:
+        sql, compiled = compiler.as_sql()
+    except EmptyResultSet:  # e.g. ``pk__in=[]``: Django runs no statement, and neither do we
+        return _Statement(sql="", params=(), compiler=compiler, converters={})
+    params = tuple(where.get(param, param) if _hashable(param) else param for param in compiled)
+    folded = set(where.values()) - {param for param in params if isinstance(param, _Value)}
+    if folded:
+        raise ValueError(
+            f"prepared statement {name}: {sorted(v.name for v in folded)} not bound as parameters"
+        )
+    converters = (
+        compiler.get_converters([column[0] for column in compiler.select[: compiler.col_count]])
+        if kind == "rows"
+        else {}
+    )
+    return _Statement(sql=sql, params=params, compiler=compiler, converters=converters)
+
+
+def _hashable(param: Any) -> bool:
+    try:
+        hash(param)
+    except TypeError:
+        return False
+    return True
+
+
+def _bound(statement: _Statement, values: dict[str, Any]) -> list[Any]:
+    bound = []
+    for param in statement.params:
+        if not isinstance(param, _Value):
+            bound.append(param)
+            continue
+        value = values[param.name] if param.index is None else values[param.name][param.index]
+        if isinstance(value, datetime):
+            value = connection.ops.adapt_datetimefield_value(value)
+        bound.append(value)
+    return bound
+
+
+def _fetch(statement: _Statement, values: dict[str, Any]) -> list[tuple]:
+    if not statement.sql:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(statement.sql, _bound(statement, values))
+        return cursor.fetchall()
+
+
+def _converted(statement: _Statement, rows: list[tuple]) -> list[list]:
+    """Each row with the database's values converted to Python's (SQLite's datetimes, booleans, durations),
+    by the converters the compiler found for its select list."""
+    converted = []
+    for fetched in rows:
+        row = list(fetched)
+        for position, (functions, expression) in statement.converters.items():
+            value = row[position]
+            for function in functions:
+                value = function(value, expression, connection)
+            row[position] = value
+        converted.append(row)
+    return converted
+
+
+_updates: dict[tuple, tuple[str, list[Field]]] = {}
+_inserts: dict[tuple, str] = {}
+
+
+def instance_update(instance: Model, fields: Sequence[str]) -> None:
+    """``instance.save(update_fields=fields)`` as one UPDATE by primary key, its SQL written once per model
+    and fields: each value as ``save`` stores it (``pre_save``, so ``auto_now`` fields take the time now,
+    then the field's own conversion for the database), without the ORM's per-call building of the statement.
+    Like ``save``, a row that is gone raises ``DatabaseError``. For rows the caller holds locked; the
+    project sends no model signals (STYLE: no Django signals), so none is skipped."""
+    meta = instance._meta
+    key = (connection.alias, connection.vendor, meta.label, tuple(fields))
+    if key not in _updates:
+        quote = connection.ops.quote_name
+        stored = [field for name in fields if isinstance(field := meta.get_field(name), Field)]
+        columns = ", ".join(f"{quote(str(field.column))} = %s" for field in stored)
+        _updates[key] = (
+            f"UPDATE {quote(str(meta.db_table))} SET {columns} WHERE {quote(str(meta.pk.column))} = %s",
+            stored,
+        )
+    sql, stored = _updates[key]
+    params = [field.get_db_prep_save(field.pre_save(instance, False), connection) for field in stored]
+    with transaction.mark_for_rollback_on_error(), connection.cursor() as cursor:
+        cursor.execute(sql, [*params, instance.pk])
+        if cursor.rowcount == 0:
+            raise DatabaseError(f"{meta.label} {instance.pk}: the update changed no row")
+
+
+def instances_insert(instances: Sequence[Model]) -> None:
+    """``bulk_create(instances)`` (one model) as one INSERT whose text depends only on the model and the
+    number of rows: each value as ``bulk_create`` stores it (``pre_save``, so ``auto_now_add`` fields take
+    the time now, then the field's own conversion for the database), without the ORM's per-call building
+    of the statement; each instance gets its primary key (``RETURNING``, on SQLite as on PostgreSQL) and
+    is marked saved. Constraints are the database's, as for ``bulk_create``."""
+    if not instances:
+        return
+    meta = instances[0]._meta
+    fields = [field for field in meta.concrete_fields if not field.primary_key]
+    batch = MAX_INSERT_PARAMETERS // len(fields)
+    if len(instances) > batch:
+        for start in range(0, len(instances), batch):
+            instances_insert(instances[start : start + batch])
+        return
+    key = (connection.alias, connection.vendor, meta.label, len(instances))
+    sql = _inserts.get(key)
+    if sql is None:
+        quote = connection.ops.quote_name
+        columns = ", ".join(quote(str(field.column)) for field in fields)
+        row = f"({', '.join(['%s'] * len(fields))})"
+        sql = (
+            f"INSERT INTO {quote(str(meta.db_table))} ({columns}) VALUES {', '.join([row] * len(instances))}"
+            f" RETURNING {quote(str(meta.pk.column))}"
+        )
+        if len(instances) <= KEPT_INSERT_ROWS:
+            _inserts[key] = sql
+    params = [
+        field.get_db_prep_save(field.pre_save(instance, True), connection)
+        for instance in instances
+        for field in fields
+    ]
+    with transaction.mark_for_rollback_on_error(), connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        pks = [pk for (pk,) in cursor.fetchall()]
+    # Both databases return the rows of a multi-row VALUES in their order (what ``bulk_create`` relies on).
+    for instance, pk in zip(instances, pks, strict=True):
+        instance.pk = pk
+        instance._state.adding = False
+        instance._state.db = connection.alias
