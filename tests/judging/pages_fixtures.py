@@ -55,6 +55,7 @@ SAMPLE_SENTENCES = (
 
 def tournament_campaign(*, name: str = "tournament", grades=None) -> Campaign:
     collection = collection_with_grades(grades or {"2_1": graded_pool("t", 6)}, name=f"{name}-collection")
+    give_texts(collection)
     return campaign_start(
         campaign=campaign_create(
             collection=collection, name=name, mode="tournament", k=3, final_stage_size=5, opponents=4, seed=3
