@@ -21,7 +21,7 @@ from judging.models import (
     Worker,
 )
 from judging.selectors.exclusions import worker_excluded_sql
-from judging.selectors.rows import model_rows
+from judging.selectors.rows import joined_rows, model_rows
 from pools.models import Item, Topic
 
 JUDGE_ROLES = ("assessors", "crowd", "researchers")
@@ -123,25 +123,15 @@ def assignment_held(*, user, now: datetime) -> Assignment | None:
 def assignment_answered_by(*, user, assignment_id: int, position: int) -> tuple[Assignment, HitSlot] | None:
     """The assignment ``assignment_id`` of the logged-in judge's local crowd worker and its HIT's slot at
     ``position``, or None when either is not theirs or not there: what an answer from the pair page names.
-    Plain SQL, one statement per row (docs/decisions.md, "Plain SQL for the pair page's reads")."""
-    assignments = model_rows(
-        Assignment,
-        f"FROM {Assignment._meta.db_table} a JOIN {Worker._meta.db_table} w"
-        " ON w.id = a.worker_id WHERE a.id = %s AND w.user_id = %s AND w.provider = %s",
-        [assignment_id, user.pk, Campaign.Provider.LOCAL],
-        alias="a",
+    One statement of plain SQL for both rows (docs/decisions.md, "Plain SQL for the pair page's reads")."""
+    found = joined_rows(
+        [(Assignment, "a"), (HitSlot, "s")],
+        f"FROM {Assignment._meta.db_table} a JOIN {Worker._meta.db_table} w ON w.id = a.worker_id"
+        f" JOIN {HitSlot._meta.db_table} s ON s.hit_id = a.hit_id AND s.position = %s"
+        " WHERE a.id = %s AND w.user_id = %s AND w.provider = %s",
+        [position, assignment_id, user.pk, Campaign.Provider.LOCAL],
     )
-    if not assignments:
-        return None
-    assignment = assignments[0]
-    slots = model_rows(
-        HitSlot,
-        f"FROM {HitSlot._meta.db_table} s WHERE s.hit_id = %s AND s.position = %s",
-        [assignment.hit_id, position],
-        alias="s",
-    )
-    slot = slots[0] if slots else None
-    return None if slot is None else (assignment, slot)
+    return (found[0][0], found[0][1]) if found else None
 
 
 def tournament_pair_answered(
