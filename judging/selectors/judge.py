@@ -138,31 +138,18 @@ def tournament_pair_answered(
     *, campaign_topic_id: int, left_id: int, right_id: int
 ) -> tuple[CampaignTopic, Item, Item] | None:
     """The topic of a running tournament campaign and the two items of its collection that an assessor's
-    answer names, or None when any is not there. Plain SQL, one statement each (docs/decisions.md, "Plain SQL
-    for the pair page's reads")."""
-    found = model_rows(
-        CampaignTopic,
+    answer names, or None when any is not there. One statement of plain SQL for the three rows
+    (docs/decisions.md, "Plain SQL for the pair page's reads")."""
+    item = Item._meta.db_table
+    found = joined_rows(
+        [(CampaignTopic, "t"), (Item, "l"), (Item, "r")],
         f"FROM {CampaignTopic._meta.db_table} t JOIN {Campaign._meta.db_table} c ON c.id = t.campaign_id"
+        f" JOIN {item} l ON l.id = %s AND l.collection_id = c.collection_id"
+        f" JOIN {item} r ON r.id = %s AND r.collection_id = c.collection_id"
         " WHERE t.id = %s AND c.mode = %s AND c.status = %s",
-        [campaign_topic_id, Campaign.Mode.TOURNAMENT, Campaign.Status.RUNNING],
-        alias="t",
+        [left_id, right_id, campaign_topic_id, Campaign.Mode.TOURNAMENT, Campaign.Status.RUNNING],
     )
-    if not found:
-        return None
-    campaign_topic = found[0]
-    items = {
-        item.pk: item
-        for item in model_rows(
-            Item,
-            f"FROM {Item._meta.db_table} i JOIN {Campaign._meta.db_table} c ON c.collection_id = i.collection_id"
-            " WHERE c.id = %s AND i.id IN (%s, %s)",
-            [campaign_topic.campaign_id, left_id, right_id],
-            alias="i",
-        )
-    }
-    if left_id not in items or right_id not in items:
-        return None
-    return campaign_topic, items[left_id], items[right_id]
+    return (found[0][0], found[0][1], found[0][2]) if found else None
 
 
 def hit_question_next(*, assignment: Assignment) -> dict[str, object]:
