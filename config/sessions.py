@@ -15,6 +15,7 @@ import logging
 
 from django.contrib.sessions.backends.cached_db import SessionStore as CachedDatabaseSessionStore
 from django.contrib.sessions.backends.db import SessionStore as DatabaseSessionStore
+from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 
 logger = logging.getLogger(__name__)
 
@@ -44,3 +45,29 @@ class SessionStore(CachedDatabaseSessionStore):
             return
         self._cache.delete(self.cache_key_prefix + key)  # raises while Redis is down: the logout is refused
         DatabaseSessionStore.delete(self, key)
+
+
+class _ReusedRedisCacheClient(RedisCacheClient):
+    """Django's Redis cache client, keeping one ``redis.Redis`` per connection pool: the stock client builds a
+    new one (its table of a few hundred response callbacks included) for every command, which cost a judging
+    request more CPU than the session's GET itself. A ``redis.Redis`` is safe to share between threads (each
+    command takes a connection from the pool)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._clients: dict[int, object] = {}
+
+    def get_client(self, key=None, *, write=False):
+        pool = self._get_connection_pool(write)
+        client = self._clients.get(id(pool))
+        if client is None:
+            client = self._clients[id(pool)] = self._client(connection_pool=pool)
+        return client
+
+
+class ReusedClientRedisCache(RedisCache):
+    """``django.core.cache.backends.redis.RedisCache`` with ``_ReusedRedisCacheClient``: the sessions' cache."""
+
+    def __init__(self, server, params):
+        super().__init__(server, params)
+        self._class = _ReusedRedisCacheClient

@@ -272,7 +272,8 @@ if REDIS_URL:
     CACHES = {
         "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
         "sessions": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            # Django's Redis cache, with one client per process and thread instead of one per command.
+            "BACKEND": "config.sessions.ReusedClientRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "toppref-session",
             "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
@@ -342,7 +343,13 @@ MIDDLEWARE += ["axes.middleware.AxesMiddleware"]
 # Last of all (its process_view runs the view, after the CSRF check): a GET, or an answer, whose database
 # connection dropped mid-request runs once more on a fresh one (config/middleware.py).
 MIDDLEWARE += ["config.middleware.DroppedConnectionRetryMiddleware"]
-AUTHENTICATION_BACKENDS = ["config.auth.LoginRateLimitBackend", "django.contrib.auth.backends.ModelBackend"]
+# UserRowBackend reads the user of every request in plain SQL; Django's ModelBackend after it only serves the
+# sessions logged in through it before (config/auth.py).
+AUTHENTICATION_BACKENDS = [
+    "config.auth.LoginRateLimitBackend",
+    "config.auth.UserRowBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "judging:start"
 LOGOUT_REDIRECT_URL = "login"

@@ -21,7 +21,7 @@ from judging.models import (
     Worker,
 )
 from judging.selectors.exclusions import worker_excluded_sql
-from judging.selectors.rows import model_rows
+from judging.selectors.rows import joined_rows, model_rows
 from pools.models import Item, Topic
 
 JUDGE_ROLES = ("assessors", "crowd", "researchers")
@@ -123,56 +123,33 @@ def assignment_held(*, user, now: datetime) -> Assignment | None:
 def assignment_answered_by(*, user, assignment_id: int, position: int) -> tuple[Assignment, HitSlot] | None:
     """The assignment ``assignment_id`` of the logged-in judge's local crowd worker and its HIT's slot at
     ``position``, or None when either is not theirs or not there: what an answer from the pair page names.
-    Plain SQL, one statement per row (docs/decisions.md, "Plain SQL for the pair page's reads")."""
-    assignments = model_rows(
-        Assignment,
-        f"FROM {Assignment._meta.db_table} a JOIN {Worker._meta.db_table} w"
-        " ON w.id = a.worker_id WHERE a.id = %s AND w.user_id = %s AND w.provider = %s",
-        [assignment_id, user.pk, Campaign.Provider.LOCAL],
-        alias="a",
+    One statement of plain SQL for both rows (docs/decisions.md, "Plain SQL for the pair page's reads")."""
+    found = joined_rows(
+        [(Assignment, "a"), (HitSlot, "s")],
+        f"FROM {Assignment._meta.db_table} a JOIN {Worker._meta.db_table} w ON w.id = a.worker_id"
+        f" JOIN {HitSlot._meta.db_table} s ON s.hit_id = a.hit_id AND s.position = %s"
+        " WHERE a.id = %s AND w.user_id = %s AND w.provider = %s",
+        [position, assignment_id, user.pk, Campaign.Provider.LOCAL],
     )
-    if not assignments:
-        return None
-    assignment = assignments[0]
-    slots = model_rows(
-        HitSlot,
-        f"FROM {HitSlot._meta.db_table} s WHERE s.hit_id = %s AND s.position = %s",
-        [assignment.hit_id, position],
-        alias="s",
-    )
-    slot = slots[0] if slots else None
-    return None if slot is None else (assignment, slot)
+    return (found[0][0], found[0][1]) if found else None
 
 
 def tournament_pair_answered(
     *, campaign_topic_id: int, left_id: int, right_id: int
 ) -> tuple[CampaignTopic, Item, Item] | None:
     """The topic of a running tournament campaign and the two items of its collection that an assessor's
-    answer names, or None when any is not there. Plain SQL, one statement each (docs/decisions.md, "Plain SQL
-    for the pair page's reads")."""
-    found = model_rows(
-        CampaignTopic,
+    answer names, or None when any is not there. One statement of plain SQL for the three rows
+    (docs/decisions.md, "Plain SQL for the pair page's reads")."""
+    item = Item._meta.db_table
+    found = joined_rows(
+        [(CampaignTopic, "t"), (Item, "l"), (Item, "r")],
         f"FROM {CampaignTopic._meta.db_table} t JOIN {Campaign._meta.db_table} c ON c.id = t.campaign_id"
+        f" JOIN {item} l ON l.id = %s AND l.collection_id = c.collection_id"
+        f" JOIN {item} r ON r.id = %s AND r.collection_id = c.collection_id"
         " WHERE t.id = %s AND c.mode = %s AND c.status = %s",
-        [campaign_topic_id, Campaign.Mode.TOURNAMENT, Campaign.Status.RUNNING],
-        alias="t",
+        [left_id, right_id, campaign_topic_id, Campaign.Mode.TOURNAMENT, Campaign.Status.RUNNING],
     )
-    if not found:
-        return None
-    campaign_topic = found[0]
-    items = {
-        item.pk: item
-        for item in model_rows(
-            Item,
-            f"FROM {Item._meta.db_table} i JOIN {Campaign._meta.db_table} c ON c.collection_id = i.collection_id"
-            " WHERE c.id = %s AND i.id IN (%s, %s)",
-            [campaign_topic.campaign_id, left_id, right_id],
-            alias="i",
-        )
-    }
-    if left_id not in items or right_id not in items:
-        return None
-    return campaign_topic, items[left_id], items[right_id]
+    return (found[0][0], found[0][1], found[0][2]) if found else None
 
 
 def hit_question_next(*, assignment: Assignment) -> dict[str, object]:

@@ -49,3 +49,28 @@ def model_rows(model: type[M], sql: str, params: Sequence[Any], *, alias: str) -
                 values[position] = function(values[position], column, connection)
         instances.append(model.from_db(connection.alias, names, values))
     return instances
+
+
+def joined_rows(models: Sequence[tuple[type[Model], str]], sql: str, params: Sequence[Any]) -> list[tuple]:
+    """``model_rows`` for a join: one instance of each ``(model, alias)`` per row, in that order, from
+    ``SELECT <each model's columns> `` + ``sql``; one statement where ``model_rows`` would take one per model."""
+    layout, selected = [], []
+    for model, alias in models:
+        names, converters = _columns(model)
+        layout.append((model, names, converters))
+        selected += [f"{alias}.{field.column}" for field in model._meta.concrete_fields]
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {', '.join(selected)} {sql}", list(params))
+        rows = cursor.fetchall()
+    found = []
+    for row in rows:
+        start, instances = 0, []
+        for model, names, converters in layout:
+            values = list(row[start : start + len(names)])
+            for position, functions, column in converters:
+                for function in functions:
+                    values[position] = function(values[position], column, connection)
+            instances.append(model.from_db(connection.alias, names, values))
+            start += len(names)
+        found.append(tuple(instances))
+    return found

@@ -451,7 +451,7 @@ def judgment_submit(
     if winner_id not in (slot.left_id, slot.right_id):
         raise InvalidWinnerError(slot_id=slot.pk, winner_id=winner_id)
     InvalidTimingError.check(milliseconds, what=f"slot {slot.pk}")
-    judgment = Judgment.objects.create(
+    judgment = Judgment(
         assignment=assignment,
         slot=slot,
         winner_id=winner_id,
@@ -459,6 +459,10 @@ def judgment_submit(
         shown_at=shown_at,
         milliseconds=milliseconds,
     )
+    # One INSERT whose text is written once per process: the ORM's ``create`` built and compiled it on every
+    # answer, for more CPU than the database spends storing the row (docs/decisions.md, "Plain SQL on the
+    # answer path"). The unique (assignment, slot) constraint still refuses a second row.
+    instances_insert([judgment])
     # The slot was unanswered (no judgment of it above), so this answer completes the HIT when it was the
     # last: nobody else adds the assignment's judgments while we hold the worker's lock.
     if unanswered == 1:

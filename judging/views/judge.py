@@ -39,6 +39,9 @@ from judging.views.answers import answered, parse_answer, shown_stamp
 
 ASSESSOR, CROWD = "assessors", "crowd"
 INSTRUCTIONS_SEEN = "judging_instructions_seen"
+# The pair page as an answer's response to the page's script, which keeps only its title and #judge block
+# (static/judging/pair.js): rendering the header around them cost the server about a tenth of an answer.
+FRAGMENT_BASE = "judging/judge_fragment.html"
 
 
 @login_required
@@ -70,8 +73,9 @@ def judge_next(request: HttpRequest) -> HttpResponse:
     return _next_page(request, judge_roles(user=request.user))
 
 
-def _next_page(request: HttpRequest, roles: set[str]) -> HttpResponse:
-    """What ``/judge/next/`` shows: the judge's next pair, else a page saying why there is none."""
+def _next_page(request: HttpRequest, roles: set[str], *, fragment: bool = False) -> HttpResponse:
+    """What ``/judge/next/`` shows: the judge's next pair, else a page saying why there is none. ``fragment``:
+    a pair comes as its title and #judge block only (``FRAGMENT_BASE``), for the page's script."""
     if not roles & {ASSESSOR, CROWD}:
         return _refuse(
             request,
@@ -87,9 +91,9 @@ def _next_page(request: HttpRequest, roles: set[str]) -> HttpResponse:
         for campaign in campaign_list_judgeable(mode=Campaign.Mode.TOURNAMENT):
             question = tournament_next_pair(campaign=campaign, assessor=request.user)
             if question is not None:
-                return _tournament_page(request, question, campaign)
+                return _tournament_page(request, question, campaign, fragment=fragment)
     if CROWD in roles:
-        page = _held_hit_page(request)
+        page = _held_hit_page(request, fragment=fragment)
         if page is not None:
             return page
         worker = worker_for_user(user=request.user)
@@ -106,13 +110,13 @@ def _next_page(request: HttpRequest, roles: set[str]) -> HttpResponse:
             if assignment is not None:
                 state = hit_question_next(assignment=assignment)
                 if state["question"] is not None:
-                    return _hit_page(request, assignment, state)
+                    return _hit_page(request, assignment, state, fragment=fragment)
         if excluded:
             return _excluded(request)
     return render(request, "judging/nothing_left.html", {"layout": "judge"})
 
 
-def _held_hit_page(request: HttpRequest) -> HttpResponse | None:
+def _held_hit_page(request: HttpRequest, *, fragment: bool = False) -> HttpResponse | None:
     """The common pair page of a crowd judge: the next question of the HIT they hold in the first campaign,
     read without taking the worker's lock (two statements where the path through ``hit_assign_next`` takes
     eight; it shows what that path would show). None when that is not the case (no HIT held there, the worker
@@ -121,7 +125,7 @@ def _held_hit_page(request: HttpRequest) -> HttpResponse | None:
     if assignment is None:
         return None
     state = hit_question_next(assignment=assignment)
-    return _hit_page(request, assignment, state) if state["question"] is not None else None
+    return _hit_page(request, assignment, state, fragment=fragment) if state["question"] is not None else None
 
 
 @idempotent_post
@@ -190,7 +194,7 @@ def judge_answer(request: HttpRequest) -> HttpResponse:
             )
     else:
         return _refuse(request, "That answer was not understood.", "", status=400)
-    return answered(request, reverse("judging:next"), lambda: _next_page(request, roles))
+    return answered(request, reverse("judging:next"), lambda: _next_page(request, roles, fragment=True))
 
 
 def redirect_see_other(url: str) -> HttpResponse:
@@ -199,7 +203,9 @@ def redirect_see_other(url: str) -> HttpResponse:
     return response
 
 
-def _tournament_page(request: HttpRequest, question, campaign: Campaign) -> HttpResponse:
+def _tournament_page(
+    request: HttpRequest, question, campaign: Campaign, *, fragment: bool = False
+) -> HttpResponse:
     campaign_topic = question.campaign_topic
     progress = tournament_progress(campaign_topic=campaign_topic, k=campaign.k)
     return render(
@@ -207,6 +213,7 @@ def _tournament_page(request: HttpRequest, question, campaign: Campaign) -> Http
         "judging/pair.html",
         {
             "layout": "judge",
+            "base": FRAGMENT_BASE if fragment else None,
             "question": campaign_topic.topic.question,
             "left_text": question.left.text,
             "right_text": question.right.text,
@@ -224,13 +231,16 @@ def _tournament_page(request: HttpRequest, question, campaign: Campaign) -> Http
     )
 
 
-def _hit_page(request: HttpRequest, assignment: Assignment, state: dict) -> HttpResponse:
+def _hit_page(
+    request: HttpRequest, assignment: Assignment, state: dict, *, fragment: bool = False
+) -> HttpResponse:
     question = state["question"]
     return render(
         request,
         "judging/pair.html",
         {
             "layout": "judge",
+            "base": FRAGMENT_BASE if fragment else None,
             "question": question["question"],
             "left_text": question["left"],
             "right_text": question["right"],

@@ -12,7 +12,7 @@ from tests.judging.pages_fixtures import PASSWORD, crowd_campaign, user_with_rol
 LOCAL_CACHE = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "sessions-test"}
 # Nothing listens on port 1: every read and write of this cache fails at once.
 DEAD_REDIS = {
-    "BACKEND": "django.core.cache.backends.redis.RedisCache",
+    "BACKEND": "config.sessions.ReusedClientRedisCache",
     "LOCATION": "redis://127.0.0.1:1/0",
     "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
 }
@@ -87,3 +87,27 @@ def test_a_logout_clears_the_cache_first_and_is_refused_while_it_is_down(cached_
     assert not Session.objects.filter(session_key=key).exists()
     assert caches["sessions"].get(f"django.contrib.sessions.cached_db{key}") is None
     assert client.get("/judge/next/").status_code == 302
+
+
+def test_the_sessions_redis_cache_reuses_one_client_and_reads_what_it_wrote():
+    import os
+
+    from django.core.cache.backends.redis import RedisCache
+
+    from config.sessions import ReusedClientRedisCache
+
+    url = os.environ.get("REDIS_URL")
+    if not url:
+        pytest.skip("needs REDIS_URL")
+    # given the sessions' cache on the real Redis
+    cache = ReusedClientRedisCache(url, {"KEY_PREFIX": "reused-client-test"})
+
+    # when it writes and reads twice
+    cache.set("k", {"judge": 1}, 30)
+    first, second = cache.get("k"), cache.get("k")
+
+    # then the values are the stored ones, through one client, as Django's own backend reads them
+    assert first == second == {"judge": 1}
+    assert cache._cache.get_client("k") is cache._cache.get_client("k", write=True)
+    assert RedisCache(url, {"KEY_PREFIX": "reused-client-test"}).get("k") == {"judge": 1}
+    cache.delete("k")

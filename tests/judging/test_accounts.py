@@ -84,6 +84,36 @@ def test_failed_logins_lock_the_account_from_that_address_and_say_when_to_retry(
 
 
 @pytest.mark.django_db
+def test_a_session_of_either_model_backend_keeps_its_judge_and_a_wrong_password_counts_once(client, settings):
+    from axes.models import AccessAttempt
+    from django.contrib.auth import BACKEND_SESSION_KEY
+    from django.test import Client
+
+    # given a judge logged in through the page (the plain-SQL backend) and one whose session was made by
+    # Django's own ModelBackend before it
+    settings.AXES_FAILURE_LIMIT = 3
+    user = user_with_role("ann", "assessors")
+    assert client.post("/accounts/login/", {"username": "ann", "password": PASSWORD}).status_code == 302
+    older = Client()
+    older.force_login(user, backend="django.contrib.auth.backends.ModelBackend")
+
+    # when both read a page, the judge's account is disabled, and someone tries a wrong password
+    pages = [client.get("/judge/"), older.get("/judge/")]
+    backend = client.session[BACKEND_SESSION_KEY]
+    get_user_model().objects.filter(pk=user.pk).update(is_active=False)
+    disabled = client.get("/judge/")
+    Client().post("/accounts/login/", {"username": "ann", "password": "wrong"})
+
+    # then both are the judge, a disabled account is logged out, and the failure is counted once
+    assert backend == "config.auth.UserRowBackend"
+    assert [page.status_code for page in pages] == [200, 200] and all(
+        b"ann" in page.content for page in pages
+    )
+    assert disabled.status_code == 302
+    assert AccessAttempt.objects.get(username="ann").failures_since_start == 1
+
+
+@pytest.mark.django_db
 def test_demo_judges_prints_both_logins_that_work(client):
     out = io.StringIO()
     call_command("demo_judges", "--password", "demo-pass-42", stdout=out)

@@ -146,6 +146,49 @@ def test_crowd_user_cannot_reach_a_tournament_and_assessor_cannot_answer_a_hit(c
 
 
 @pytest.mark.django_db
+def test_an_answer_naming_an_item_of_another_collection_or_a_slot_not_in_the_hit_is_not_found(client):
+    from pools.models import Collection, Item
+
+    # given an assessor's pair and a crowd judge's pair, and an item of another collection
+    tournament_campaign()
+    crowd_campaign(name="crowd-b")
+    assessor_page = (
+        logged_in(Client(), user_with_role("ann", "assessors")).get("/judge/next/").content.decode()
+    )
+    crowd = logged_in(client, user_with_role("cat", "crowd"))
+    crowd_page = crowd.get("/judge/next/").content.decode()
+    stranger = Item.objects.create(
+        collection=Collection.objects.create(name="elsewhere"), docid="x", text="x"
+    )
+    before = snapshot()
+
+    # when each answer names what is not theirs to answer
+    wrong_items = [
+        logged_in(Client(), user_with_role(f"ann{n}", "assessors")).post(
+            "/judge/answer/",
+            {
+                "kind": "tournament",
+                "side": "left",
+                "topic": hidden(assessor_page, "topic"),
+                "left": left,
+                "right": right,
+            },
+        )
+        for n, (left, right) in enumerate(
+            [(stranger.pk, hidden(assessor_page, "right")), (hidden(assessor_page, "left"), stranger.pk)]
+        )
+    ]
+    wrong_slot = crowd.post(
+        "/judge/answer/",
+        {"kind": "hit", "side": "left", "assignment": hidden(crowd_page, "assignment"), "position": 999},
+    )
+
+    # then nothing is found and nothing changes
+    assert [response.status_code for response in [*wrong_items, wrong_slot]] == [404, 404, 404]
+    assert snapshot() == before
+
+
+@pytest.mark.django_db
 def test_crowd_user_cannot_answer_another_users_assignment(client):
     crowd_campaign()
     owner_page = logged_in(Client(), user_with_role("cat", "crowd")).get("/judge/next/").content.decode()
