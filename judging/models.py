@@ -263,7 +263,14 @@ class Hit(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["campaign", "number"], name="one_hit_number_per_campaign")
         ]
-        indexes = [models.Index(fields=["campaign", "status"])]
+        indexes = [
+            models.Index(fields=["campaign", "status"]),
+            # The next HIT to hand out is the open one with the lowest number: read in order from this index
+            # and stopped at the first that nobody holds, instead of sorting every open HIT of the campaign.
+            models.Index(
+                fields=["campaign", "number"], condition=Q(status="open"), name="hit_open_by_number"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.campaign} HIT {self.number} ({self.status})"
@@ -273,10 +280,15 @@ class Pair(models.Model):
     """Two candidates of a round to compare. ``hit`` is the open HIT holding it (at most one at a time);
     ``winner`` is set from the accepted HIT's judgment, which makes the pair complete."""
 
-    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="pairs")
+    # No index of their own for ``round`` and ``hit``: they lead the unique constraint and the (hit, winner)
+    # index, which serve every lookup by either, and each index more is written on every pair's two updates
+    # (its HIT, its winner).
+    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="pairs", db_index=False)
     left = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
     right = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
-    hit = models.ForeignKey(Hit, on_delete=models.SET_NULL, null=True, blank=True, related_name="open_pairs")
+    hit = models.ForeignKey(
+        Hit, on_delete=models.SET_NULL, null=True, blank=True, related_name="open_pairs", db_index=False
+    )
     winner = models.ForeignKey(Item, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
     judged_at = models.DateTimeField(null=True, blank=True)
     # The adaptive mode asks one pair for several votes in a round, each its own row (0, 1, ...).
@@ -294,7 +306,13 @@ class Pair(models.Model):
                 name="pair_winner_is_left_or_right",
             ),
         ]
-        indexes = [models.Index(fields=["hit", "winner"])]
+        indexes = [
+            models.Index(fields=["hit", "winner"]),
+            # The pairs still waiting for a winner, by round: whether a round is complete and which pairs are
+            # queued for HIT building are probes of this small index, not scans of every pair of the round
+            # (a stage-1 round holds hundreds; judged pairs leave the index).
+            models.Index(fields=["round"], condition=Q(winner__isnull=True), name="pair_unjudged_by_round"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.left} vs {self.right}"
@@ -438,6 +456,9 @@ class Assignment(models.Model):
                 name="one_assignment_in_progress_per_worker_campaign",
             ),
         ]
+        # A worker's assignment in progress and whether one of theirs did not count, in one campaign: an index
+        # probe each, where the worker's own index scanned all of their assignments (hundreds per worker).
+        indexes = [models.Index(fields=["worker", "campaign", "status"], name="assignment_worker_campaign")]
 
     def __str__(self) -> str:
         return f"{self.worker} on HIT {self.hit_id} ({self.status})"

@@ -14,7 +14,7 @@ from collections import defaultdict
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Exists, Max, OuterRef, Q
 from django.utils import timezone
 
@@ -29,7 +29,7 @@ from judging.engine import (
     pack_hits_distinct,
 )
 from judging.models import Assignment, Campaign, Candidate, Hit, HitSlot, Judgment, Pair
-from judging.services.prepared import instances_insert, prepared_update
+from judging.services.prepared import instances_insert
 from pools.models import GradedJudgment, Topic
 
 # Assignments whose work may still count: in progress, or submitted and awaiting the provider's confirmation.
@@ -122,18 +122,21 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
             )
     # Written as bulk_create writes them, without compiling per build.
     instances_insert(slots)
-    # Each queued pair now points to its new HIT: one plain UPDATE per HIT, prepared once. A bulk_update's CASE
-    # of one branch per pair costs more to build than to run, and one UPDATE reading each pair's new slot in a
-    # correlated subquery lets the planners scan the new slots for every pair (17 s on PostgreSQL for CAsT's
-    # first build).
-    for hit, chunk in zip(hits, chunks, strict=True):
-        prepared_update(
-            "hit_build: pairs to their HIT",
-            lambda *, pair_ids, hit_id: (Pair.objects.filter(pk__in=pair_ids), {"hit_id": hit_id}),
-            pair_ids=[pair_pk for pair_pk, *_ in chunk],
-            hit_id=hit.pk,
-        )
+    # Each queued pair now points to its new HIT, read from the HIT's slots just written: one UPDATE for the
+    # whole build, driven by the new HITs (the campaign's numbers from ``start``, the campaign row locked),
+    # their slots by HIT, and each slot's pair by primary key. The ORM cannot write an UPDATE joining other
+    # tables; a correlated subquery per pair instead let the planners scan the new slots for every pair (17 s
+    # on PostgreSQL for CAsT's first build), and one UPDATE per HIT cost a statement per HIT.
+    with connection.cursor() as cursor:
+        cursor.execute(_PAIRS_TO_NEW_HITS, [campaign.pk, start])
     return hits
+
+
+_PAIRS_TO_NEW_HITS = """
+    UPDATE judging_pair SET hit_id = s.hit_id
+    FROM judging_hitslot s INNER JOIN judging_hit h ON s.hit_id = h.id
+    WHERE h.campaign_id = %s AND h.number >= %s AND s.pair_id = judging_pair.id
+"""
 
 
 @transaction.atomic
