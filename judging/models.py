@@ -263,14 +263,11 @@ class Hit(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["campaign", "number"], name="one_hit_number_per_campaign")
         ]
-        indexes = [
-            models.Index(fields=["campaign", "status"]),
-            # The next HIT to hand out is the open one with the lowest number: read in order from this index
-            # and stopped at the first that nobody holds, instead of sorting every open HIT of the campaign.
-            models.Index(
-                fields=["campaign", "number"], condition=Q(status="open"), name="hit_open_by_number"
-            ),
-        ]
+        # The next HIT to hand out is the open one with the lowest number: read in order from this index and
+        # stopped at the first that nobody holds, instead of sorting every open HIT of the campaign. (Not a
+        # partial index on the open HITs: the campaign path's statements are prepared with the status as a
+        # parameter, and PostgreSQL's generic plans cannot use an index whose condition names a value.)
+        indexes = [models.Index(fields=["campaign", "status", "number"], name="hit_by_campaign_status")]
 
     def __str__(self) -> str:
         return f"{self.campaign} HIT {self.number} ({self.status})"
@@ -307,7 +304,9 @@ class Pair(models.Model):
             ),
         ]
         indexes = [
-            models.Index(fields=["hit", "winner"]),
+            # Pairs by HIT; the queued pairs (no HIT) are left out, so this index is no road to them for the
+            # planner, nor written when the pairs of a round are created.
+            models.Index(fields=["hit", "winner"], condition=Q(hit__isnull=False), name="pair_by_hit"),
             # The pairs still waiting for a winner, by round: whether a round is complete and which pairs are
             # queued for HIT building are probes of this small index, not scans of every pair of the round
             # (a stage-1 round holds hundreds; judged pairs leave the index).
