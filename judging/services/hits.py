@@ -132,10 +132,10 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
     return hits
 
 
-_PAIRS_TO_NEW_HITS = """
-    UPDATE judging_pair SET hit_id = s.hit_id
-    FROM judging_hitslot s INNER JOIN judging_hit h ON s.hit_id = h.id
-    WHERE h.campaign_id = %s AND h.number >= %s AND s.pair_id = judging_pair.id
+_PAIRS_TO_NEW_HITS = f"""
+    UPDATE {Pair._meta.db_table} SET hit_id = s.hit_id
+    FROM {HitSlot._meta.db_table} s INNER JOIN {Hit._meta.db_table} h ON s.hit_id = h.id
+    WHERE h.campaign_id = %s AND h.number >= %s AND s.pair_id = {Pair._meta.db_table}.id
 """
 
 
