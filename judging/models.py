@@ -263,7 +263,11 @@ class Hit(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["campaign", "number"], name="one_hit_number_per_campaign")
         ]
-        indexes = [models.Index(fields=["campaign", "status"])]
+        # The next HIT to hand out is the open one with the lowest number: read in order from this index and
+        # stopped at the first that nobody holds, instead of sorting every open HIT of the campaign. (Not a
+        # partial index on the open HITs: the campaign path's statements are prepared with the status as a
+        # parameter, and PostgreSQL's generic plans cannot use an index whose condition names a value.)
+        indexes = [models.Index(fields=["campaign", "status", "number"], name="hit_by_campaign_status")]
 
     def __str__(self) -> str:
         return f"{self.campaign} HIT {self.number} ({self.status})"
@@ -273,10 +277,15 @@ class Pair(models.Model):
     """Two candidates of a round to compare. ``hit`` is the open HIT holding it (at most one at a time);
     ``winner`` is set from the accepted HIT's judgment, which makes the pair complete."""
 
-    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="pairs")
+    # No index of their own for ``round`` and ``hit``: they lead the unique constraint and the (hit, winner)
+    # index, which serve every lookup by either, and each index more is written on every pair's two updates
+    # (its HIT, its winner).
+    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="pairs", db_index=False)
     left = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
     right = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
-    hit = models.ForeignKey(Hit, on_delete=models.SET_NULL, null=True, blank=True, related_name="open_pairs")
+    hit = models.ForeignKey(
+        Hit, on_delete=models.SET_NULL, null=True, blank=True, related_name="open_pairs", db_index=False
+    )
     winner = models.ForeignKey(Item, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
     judged_at = models.DateTimeField(null=True, blank=True)
     # The adaptive mode asks one pair for several votes in a round, each its own row (0, 1, ...).
@@ -294,7 +303,15 @@ class Pair(models.Model):
                 name="pair_winner_is_left_or_right",
             ),
         ]
-        indexes = [models.Index(fields=["hit", "winner"])]
+        indexes = [
+            # Pairs by HIT; the queued pairs (no HIT) are left out, so this index is no road to them for the
+            # planner, nor written when the pairs of a round are created.
+            models.Index(fields=["hit", "winner"], condition=Q(hit__isnull=False), name="pair_by_hit"),
+            # The pairs still waiting for a winner, by round: whether a round is complete and which pairs are
+            # queued for HIT building are probes of this small index, not scans of every pair of the round
+            # (a stage-1 round holds hundreds; judged pairs leave the index).
+            models.Index(fields=["round"], condition=Q(winner__isnull=True), name="pair_unjudged_by_round"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.left} vs {self.right}"
@@ -438,6 +455,9 @@ class Assignment(models.Model):
                 name="one_assignment_in_progress_per_worker_campaign",
             ),
         ]
+        # A worker's assignment in progress and whether one of theirs did not count, in one campaign: an index
+        # probe each, where the worker's own index scanned all of their assignments (hundreds per worker).
+        indexes = [models.Index(fields=["worker", "campaign", "status"], name="assignment_worker_campaign")]
 
     def __str__(self) -> str:
         return f"{self.worker} on HIT {self.hit_id} ({self.status})"

@@ -14,8 +14,8 @@ from collections import defaultdict
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import Exists, Max, OuterRef, Q
+from django.db import connection, transaction
+from django.db.models import Exists, Max, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from config.celery import enqueue_on_commit
@@ -29,8 +29,8 @@ from judging.engine import (
     pack_hits_distinct,
 )
 from judging.models import Assignment, Campaign, Candidate, Hit, HitSlot, Judgment, Pair
-from judging.services.prepared import instances_insert, prepared_update
-from pools.models import GradedJudgment, Topic
+from judging.services.prepared import instances_insert
+from pools.models import GradedJudgment, Item, Topic
 
 # Assignments whose work may still count: in progress, or submitted and awaiting the provider's confirmation.
 WAITING_STATES = (Assignment.Status.IN_PROGRESS, Assignment.Status.SUBMITTED)
@@ -57,9 +57,9 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
     if campaign.mode == Campaign.Mode.ADAPTIVE:
         # A pair's repeat votes (copies) go to different HITs, hence to different workers: first copies first.
         rows = list(
-            queued.order_by("copy", "pk").values_list(
-                "pk", "left__docid", "right__docid", "round__campaign_topic__topic_id", "round_id"
-            )
+            queued.order_by("copy", "pk")
+            .annotate(left_docid=_docid("left_id"), right_docid=_docid("right_id"))
+            .values_list("pk", "left_docid", "right_docid", "round__campaign_topic__topic_id", "round_id")
         )
         queue = [row[:4] for row in rows]
         round_of = {row[0]: row[4] for row in rows}
@@ -70,9 +70,9 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
         )[:max_hits]
     else:
         queue = list(
-            queued.order_by("pk").values_list(
-                "pk", "left__docid", "right__docid", "round__campaign_topic__topic_id"
-            )
+            queued.order_by("pk")
+            .annotate(left_docid=_docid("left_id"), right_docid=_docid("right_id"))
+            .values_list("pk", "left_docid", "right_docid", "round__campaign_topic__topic_id")
         )
         chunks = pack_hits(queue, preferences_per_hit=campaign.preferences_per_hit)[:max_hits]
     if campaign.budget_usd is not None:
@@ -122,18 +122,21 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
             )
     # Written as bulk_create writes them, without compiling per build.
     instances_insert(slots)
-    # Each queued pair now points to its new HIT: one plain UPDATE per HIT, prepared once. A bulk_update's CASE
-    # of one branch per pair costs more to build than to run, and one UPDATE reading each pair's new slot in a
-    # correlated subquery lets the planners scan the new slots for every pair (17 s on PostgreSQL for CAsT's
-    # first build).
-    for hit, chunk in zip(hits, chunks, strict=True):
-        prepared_update(
-            "hit_build: pairs to their HIT",
-            lambda *, pair_ids, hit_id: (Pair.objects.filter(pk__in=pair_ids), {"hit_id": hit_id}),
-            pair_ids=[pair_pk for pair_pk, *_ in chunk],
-            hit_id=hit.pk,
-        )
+    # Each queued pair now points to its new HIT, read from the HIT's slots just written: one UPDATE for the
+    # whole build, driven by the new HITs (the campaign's numbers from ``start``, the campaign row locked),
+    # their slots by HIT, and each slot's pair by primary key. The ORM cannot write an UPDATE joining other
+    # tables; a correlated subquery per pair instead let the planners scan the new slots for every pair (17 s
+    # on PostgreSQL for CAsT's first build), and one UPDATE per HIT cost a statement per HIT.
+    with connection.cursor() as cursor:
+        cursor.execute(_PAIRS_TO_NEW_HITS, [campaign.pk, start])
     return hits
+
+
+_PAIRS_TO_NEW_HITS = f"""
+    UPDATE {Pair._meta.db_table} SET hit_id = s.hit_id
+    FROM {HitSlot._meta.db_table} s INNER JOIN {Hit._meta.db_table} h ON s.hit_id = h.id
+    WHERE h.campaign_id = %s AND h.number >= %s AND s.pair_id = {Pair._meta.db_table}.id
+"""
 
 
 @transaction.atomic
@@ -311,6 +314,13 @@ def _hit_close(*, hit: Hit, status: str) -> Hit:
     return hit
 
 
+def _docid(column: str) -> Subquery:
+    """The docid of the item whose id is in ``column``, read by primary key for each row. A join to the items
+    instead lets PostgreSQL hash the whole collection's items (20,000 on CAsT) to name a HIT build's few
+    hundred, whenever its statistics of the campaign's tables, filled during the campaign, are stale."""
+    return Subquery(Item.objects.filter(pk=OuterRef(column)).order_by().values("docid")[:1])
+
+
 class _ChallengeMaterial:
     """What challenges are drawn from, for the topics of one ``hit_build`` call: each topic's current
     candidates and the non-relevant items its challenges may use (``challenge_nonrelevant``), plus the item ids."""
@@ -327,16 +337,16 @@ class _ChallengeMaterial:
         candidates = Candidate.objects.filter(
             campaign_topic__campaign=campaign, campaign_topic__topic_id__in=topic_pks, is_active=True
         ).order_by("campaign_topic_id", "position")
-        for topic_pk, item_id, docid in candidates.values_list(
-            "campaign_topic__topic_id", "item_id", "item__docid"
+        for topic_pk, item_id, docid in candidates.annotate(docid=_docid("item_id")).values_list(
+            "campaign_topic__topic_id", "item_id", "docid"
         ):
             pools[topic_pk].append(docid)
             item_ids[docid] = item_id
         grades: dict[str, dict[str, float]] = defaultdict(dict)
 
         def load_grades(judged) -> None:
-            for topic_id, item_id, docid, grade in judged.values_list(
-                "topic__topic_id", "item_id", "item__docid", "grade"
+            for topic_id, item_id, docid, grade in judged.annotate(docid=_docid("item_id")).values_list(
+                "topic__topic_id", "item_id", "docid", "grade"
             ):
                 grades[topic_id][docid] = grade
                 item_ids[docid] = item_id

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import NamedTuple, TypeVar
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Case, Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Value, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -712,12 +712,16 @@ def _assignment_count(
     hit.status = Hit.Status.ACCEPTED
     hit.closed_at = now
     instance_update(hit, ["status", "closed_at"])
-    # Every pair gets the winner its judgment names, in one statement (cheaper than a CASE per pair).
+    # Every pair gets the winner its judgment names, in one statement. The winners are the answers at hand
+    # (those just stored, or the first answer an earlier call stored), written by a CASE over the pairs'
+    # primary keys: reading them back from the judgments in a subquery per pair cost the database more than
+    # the rest of the submit.
+    judged = sorted((pair_id, winner) for is_challenge, _, pair_id, winner in answers if not is_challenge)
     prepared_update(
         "count: pairs' winners",
         _pairs_winners,
-        pair_ids=[pair_id for is_challenge, _, pair_id, _ in answers if not is_challenge],
-        assignment_id=assignment.pk,
+        pair_ids=[pair_id for pair_id, _ in judged],
+        winner_ids=[winner for _, winner in judged],
         now=now,
     )
     if round_ids is None:
@@ -726,13 +730,17 @@ def _assignment_count(
 
 
 def _pairs_winners(
-    *, pair_ids: Sequence[int], assignment_id: int, now: datetime
+    *, pair_ids: Sequence[int], winner_ids: Sequence[int], now: datetime
 ) -> tuple[QuerySet[Pair], dict[str, object]]:
-    """The update giving each pair the winner the assignment's judgment of it names."""
-    stored = Judgment.objects.filter(assignment_id=assignment_id, slot__pair=OuterRef("pk")).values(
-        "winner_id"
-    )[:1]
-    return Pair.objects.filter(pk__in=pair_ids), {"winner_id": Subquery(stored), "judged_at": now}
+    """The update giving each pair of ``pair_ids`` the winner at the same place of ``winner_ids``."""
+    winner = Case(
+        *(
+            When(pk=pair_id, then=Value(winner_id))
+            for pair_id, winner_id in zip(pair_ids, winner_ids, strict=True)
+        ),
+        output_field=Pair._meta.get_field("winner").target_field,
+    )
+    return Pair.objects.filter(pk__in=pair_ids), {"winner_id": winner, "judged_at": now}
 
 
 def _rounds_close_complete(round_ids: list[int]) -> None:
