@@ -30,7 +30,9 @@ as "303 fallbacks"). ``--no-js`` is the plain form: POST, 303, GET. Think time i
 ``--think`` seconds (``--fixed-think`` for a constant). Crowd judges pass every challenge, as careful judges do:
 the judges' process reads each HIT's expected answers from the database once per HIT, outside the timed
 requests; other pairs are answered left or right at random. A judge whose request failed waits a second and
-asks for the pair page again, as a person would press "continue".
+asks for the pair page again, as a person would press "continue". An answer that gets no response at all (a
+connection reset by a killed web worker) is sent once more as the plain form, as pair.js does (it submits the
+form natively when its request fails); counted as "resent", and an error for the judge only if that fails too.
 
 Latencies are as the judges see them (client side, so they include the wait in gunicorn's listen queue); the
 "server" columns are gunicorn's own time per request, from its access log. On a shared machine both include
@@ -787,6 +789,7 @@ class LoadRun:
                 f"303 fallbacks (server did not honour X-Toppref-Next): {report['fallbacks']} of "
                 f"{table['answer']['count']} answers"
             )
+            print(f"resent as the plain form after no response (as pair.js does): {report['resent']}")
         print(f'"Nothing left to judge" pages: {report["nothing_left"]}')
         print(
             f"acknowledged {counts['acknowledged']}, stored {counts['stored']}, duplicates {counts['duplicates']}, "
@@ -859,6 +862,7 @@ class LoadRun:
             "kinds": table,
             "errors_by_status": statuses,
             "fallbacks": report["fallbacks"],
+            "resent": report["resent"],
             "nothing_left": report["nothing_left"],
             "counts": counts,
             "cpu_ms_per_answer": cpu,
@@ -1271,6 +1275,7 @@ class Judges:
         self.acknowledged: list[list] = []
         self.failed_answers: list[tuple[list, int]] = []
         self.fallbacks = 0
+        self.resent = 0  # answers pair.js resent as the plain form after getting no response
         self.nothing_left = 0
         self.expected: dict[int, dict[int, str]] = {}  # assignment -> position -> side a careful judge picks
         self.connection = None
@@ -1375,6 +1380,13 @@ class Judges:
             response = await self.request(
                 client, "answer", "POST", "/judge/answer/", data=data, headers=headers
             )
+            resent = response is None and not self.spec["no_js"]
+            if resent:
+                # What pair.js does when its request gets no response at all (a connection reset by a killed
+                # worker): it submits the same form natively, a plain POST the server answers idempotently
+                # with its 303. The judge sees an error only if that fails too.
+                self.resent += 1
+                response = await self.request(client, "answer", "POST", "/judge/answer/", data=data)
             page = None
             if response is None or response.status_code not in SUCCESS:
                 self.failed_answers.append((identity, response.status_code if response is not None else 0))
@@ -1384,7 +1396,7 @@ class Judges:
             if response.status_code == 200 and not self.spec["no_js"]:
                 page = response.text
                 continue
-            if not self.spec["no_js"]:
+            if not self.spec["no_js"] and not resent:
                 self.fallbacks += 1
             location = response.headers.get("location", "/judge/next/")
             follow = await self.request(client, "next", "GET", location)
@@ -1486,6 +1498,7 @@ class Judges:
             "acknowledged": self.acknowledged,
             "failed_answers": self.failed_answers,
             "fallbacks": self.fallbacks,
+            "resent": self.resent,
             "nothing_left": self.nothing_left,
             "not_ready": self.not_ready,
             "judges": judges,
