@@ -14,12 +14,26 @@ from datetime import datetime, timedelta
 from typing import NamedTuple, TypeVar
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Case, Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Value, When
+from django.db.models import (
+    BooleanField,
+    Case,
+    Count,
+    Exists,
+    F,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from config.celery import enqueue, registered_task
 from judging.models import Assignment, Campaign, Hit, HitSlot, Judgment, Pair, Round, Worker
+from judging.selectors.exclusions import worker_excluded_sql
 from judging.services.errors import (
     AssignmentClosedError,
     AssignmentOverdueError,
@@ -48,6 +62,7 @@ from judging.services.prepared import (
     prepared_objects,
     prepared_rows,
     prepared_update,
+    rows_insert,
 )
 
 UNKNOWN = object()  # "not read yet", beside None ("read: there is none")
@@ -128,7 +143,7 @@ def _hit_assign_next(*, campaign: Campaign, worker: Worker, external_id: str = "
     worker = prepared_get(
         "hit_assign_next: worker", _worker_with_assignments, campaign_id=campaign.pk, worker_id=worker.pk
     )
-    if worker_is_excluded(worker=worker, campaign=campaign):
+    if worker.excluded:  # type: ignore[attr-defined]  # the rule of ``worker_is_excluded``, read under the lock
         raise WorkerExcludedError(worker_id=worker.pk)
     # The common case of a judge's next page: the HIT they hold (unless its deadline passed: then it
     # expires, and its HIT, if still open, may hold pairs they answered).
@@ -149,8 +164,10 @@ def _hit_assign_next(*, campaign: Campaign, worker: Worker, external_id: str = "
 
 
 def _worker_with_assignments(*, campaign_id: int, worker_id: int) -> QuerySet[Worker]:
-    """The worker, locked, with the id of the assignment they hold in the campaign (``held_id``) and whether
-    they have one there that did not count (``has_not_counted``: expired or discarded)."""
+    """The worker, locked, with the id of the assignment they hold in the campaign (``held_id``), whether
+    they have one there that did not count (``has_not_counted``: expired or discarded), and whether they are
+    excluded for the campaign (``excluded``: ``worker_excluded_sql``, the rule ``worker_is_excluded`` runs, in
+    the same statement rather than one more per HIT)."""
     held = Assignment.objects.filter(
         campaign_id=campaign_id, worker_id=OuterRef("pk"), status=Assignment.Status.IN_PROGRESS
     )
@@ -161,7 +178,18 @@ def _worker_with_assignments(*, campaign_id: int, worker_id: int) -> QuerySet[Wo
     )
     return (
         Worker.objects.select_for_update(of=("self",))
-        .annotate(held_id=Subquery(held.values("pk")[:1]), has_not_counted=Exists(not_counted))
+        .annotate(
+            held_id=Subquery(held.values("pk")[:1]),
+            has_not_counted=Exists(not_counted),
+            excluded=RawSQL(
+                worker_excluded_sql(
+                    worker=Worker._meta.db_table,
+                    owner_id=f"(SELECT c.owner_id FROM {Campaign._meta.db_table} c WHERE c.id = %s)",
+                ),
+                (campaign_id,),
+                output_field=BooleanField(),
+            ),
+        )
         .filter(pk=worker_id)
     )
 
@@ -521,17 +549,20 @@ def assignment_submit(*, assignment: Assignment, winners: Mapping[int, int]) -> 
     for position, winner_id in winners.items():
         if winner_id not in (slots[position].left_id, slots[position].right_id):
             raise InvalidWinnerError(slot_id=slots[position].pk, winner_id=winner_id)
-    instances_insert(
+    # The answers as rows: nothing uses them as instances after their insert.
+    rows_insert(
+        Judgment,
+        ("assignment_id", "slot_id", "winner_id", "winner_side"),
         [
-            Judgment(
-                assignment=assignment,
-                slot_id=slot.pk,
-                winner_id=winners[position],
-                winner_side=_side(left_id=slot.left_id, winner_id=winners[position]),
+            (
+                assignment.pk,
+                slot.pk,
+                winners[position],
+                _side(left_id=slot.left_id, winner_id=winners[position]),
             )
             for position, slot in slots.items()
             if slot.stored_winner_id is None
-        ]
+        ],
     )
     answers: list[tuple[bool, int | None, int | None, int]] = [
         (
@@ -599,7 +630,11 @@ def _lock_worker_hit_and_assignment(
     if connection.vendor == "sqlite":
         locked = prepared_get(
             "lock: assignment with worker, HIT and campaign",
-            lambda *, pk: Assignment.objects.select_related("worker", "hit", "campaign").filter(pk=pk),
+            lambda *, pk: (
+                Assignment.objects.select_related("worker", "hit", "campaign")
+                .annotate(worker_excluded=_worker_excluded_for_assignment())
+                .filter(pk=pk)
+            ),
             pk=assignment.pk,
         )
         return locked.hit, locked
@@ -615,7 +650,10 @@ def _lock_worker_hit_and_assignment(
         locked = prepared_get(
             "lock: assignment with campaign",
             lambda *, pk: (
-                Assignment.objects.select_for_update(of=("self",)).select_related("campaign").filter(pk=pk)
+                Assignment.objects.select_for_update(of=("self",))
+                .select_related("campaign")
+                .annotate(worker_excluded=_worker_excluded_for_assignment())
+                .filter(pk=pk)
             ),
             pk=assignment.pk,
         )
@@ -627,6 +665,21 @@ def _lock_worker_hit_and_assignment(
         )
     locked.worker = worker
     return hit, locked
+
+
+def _worker_excluded_for_assignment() -> RawSQL:
+    """Whether the assignment's worker is excluded for its campaign (``worker_excluded_sql``, the rule
+    ``worker_is_excluded`` runs), as an annotation of the assignment's own statement: read after the worker's
+    lock is taken (the lock every exclusion takes first), it is current, and the count of a HIT needs no
+    statement of its own for it."""
+    assignment = Assignment._meta.db_table
+    return RawSQL(
+        f"EXISTS (SELECT 1 FROM {Worker._meta.db_table} ew INNER JOIN {Campaign._meta.db_table} ec"
+        f" ON ec.id = {assignment}.campaign_id WHERE ew.id = {assignment}.worker_id"
+        f" AND {worker_excluded_sql(worker='ew', owner_id='ec.owner_id')})",
+        (),
+        output_field=BooleanField(),
+    )
 
 
 def _assignment_complete(
@@ -701,7 +754,12 @@ def _assignment_count(
     if campaign.provider == Campaign.Provider.LOCAL:
         assignment.paid_usd, assignment.paid_at = assignment.earned_usd, now
     fields = ["status", "submitted_at", "earned_usd", "paid_usd", "paid_at"]
-    if worker_is_excluded(worker=worker, campaign=campaign) or hit.status != Hit.Status.OPEN:
+    # A failed challenge has just excluded the worker; otherwise the lock's statement read whether they are
+    # (``_worker_excluded_for_assignment``), when it was asked to.
+    excluded = assignment.__dict__.get("worker_excluded")
+    if failed or excluded is None:
+        excluded = worker_is_excluded(worker=worker, campaign=campaign)
+    if excluded or hit.status != Hit.Status.OPEN:
         assignment.status = Assignment.Status.DISCARDED
         instance_update(assignment, fields)
         hit_discard(hit=hit)
