@@ -630,11 +630,7 @@ def _lock_worker_hit_and_assignment(
     if connection.vendor == "sqlite":
         locked = prepared_get(
             "lock: assignment with worker, HIT and campaign",
-            lambda *, pk: (
-                Assignment.objects.select_related("worker", "hit", "campaign")
-                .annotate(worker_excluded=_worker_excluded_for_assignment())
-                .filter(pk=pk)
-            ),
+            _assignment_with_worker_hit_and_campaign,
             pk=assignment.pk,
         )
         return locked.hit, locked
@@ -649,12 +645,7 @@ def _lock_worker_hit_and_assignment(
     if with_campaign:
         locked = prepared_get(
             "lock: assignment with campaign",
-            lambda *, pk: (
-                Assignment.objects.select_for_update(of=("self",))
-                .select_related("campaign")
-                .annotate(worker_excluded=_worker_excluded_for_assignment())
-                .filter(pk=pk)
-            ),
+            _assignment_locked_with_campaign,
             pk=assignment.pk,
         )
     else:
@@ -665,6 +656,23 @@ def _lock_worker_hit_and_assignment(
         )
     locked.worker = worker
     return hit, locked
+
+
+def _assignment_with_worker_hit_and_campaign(*, pk: int) -> QuerySet[Assignment]:
+    return (
+        Assignment.objects.select_related("worker", "hit", "campaign")
+        .annotate(worker_excluded=_worker_excluded_for_assignment())
+        .filter(pk=pk)
+    )
+
+
+def _assignment_locked_with_campaign(*, pk: int) -> QuerySet[Assignment]:
+    return (
+        Assignment.objects.select_for_update(of=("self",))
+        .select_related("campaign")
+        .annotate(worker_excluded=_worker_excluded_for_assignment())
+        .filter(pk=pk)
+    )
 
 
 def _worker_excluded_for_assignment() -> RawSQL:
