@@ -623,10 +623,14 @@ def _lock_worker_hit_and_assignment(
     (``hit_assign_next`` and ``assignment_start`` lock the worker first; ``hit_expire``, ``hit_discard`` and
     ``assignment_expire`` lock the HIT before its assignments), so they cannot deadlock. The assignment comes
     back with its worker, and with its campaign unless ``with_campaign=False`` (then read when first used: an
-    answer needs it only when it completes the HIT). Each lock is one statement, compiled once per process
-    (``judging.services.prepared``; docs/decisions.md, "Prepared statements on the campaign path"). SQLite has no row locks (``select_for_update`` is a
-    no-op there; the writer's IMMEDIATE transaction holds the whole database), so there the three rows are
-    read in one statement."""
+    answer needs it only when it completes the HIT). The statements are compiled once per process
+    (``judging.services.prepared``; docs/decisions.md, "Prepared statements on the campaign path"). SQLite
+    has no row locks (``select_for_update`` is a no-op there; the writer's IMMEDIATE transaction holds the
+    whole database), so there the three rows are read in one statement. On PostgreSQL the worker is locked
+    by a statement of its own, then, with the campaign, the HIT and the assignment by one ``SELECT ... FOR
+    UPDATE OF`` the HIT, the assignment: PostgreSQL locks a joined row's tables in the order of its ``OF``
+    list (checked on PostgreSQL 15: waiting for the assignment, the statement already holds the HIT; listed
+    the other way, it does not), so the order stays worker, HIT, assignment."""
     if connection.vendor == "sqlite":
         locked = prepared_get(
             "lock: assignment with worker, HIT and campaign",
@@ -639,21 +643,20 @@ def _lock_worker_hit_and_assignment(
         lambda *, pk: Worker.objects.select_for_update().filter(pk=pk),
         pk=assignment.worker_id,
     )
+    if with_campaign:
+        locked = prepared_get(
+            "lock: HIT, then assignment with campaign", _hit_and_assignment_locked, pk=assignment.pk
+        )
+        locked.worker = worker
+        return locked.hit, locked
     hit = prepared_get(
         "lock: HIT", lambda *, pk: Hit.objects.select_for_update().filter(pk=pk), pk=assignment.hit_id
     )
-    if with_campaign:
-        locked = prepared_get(
-            "lock: assignment with campaign",
-            _assignment_locked_with_campaign,
-            pk=assignment.pk,
-        )
-    else:
-        locked = prepared_get(
-            "lock: assignment",
-            lambda *, pk: Assignment.objects.select_for_update().filter(pk=pk),
-            pk=assignment.pk,
-        )
+    locked = prepared_get(
+        "lock: assignment",
+        lambda *, pk: Assignment.objects.select_for_update().filter(pk=pk),
+        pk=assignment.pk,
+    )
     locked.worker = worker
     return hit, locked
 
@@ -666,10 +669,12 @@ def _assignment_with_worker_hit_and_campaign(*, pk: int) -> QuerySet[Assignment]
     )
 
 
-def _assignment_locked_with_campaign(*, pk: int) -> QuerySet[Assignment]:
+def _hit_and_assignment_locked(*, pk: int) -> QuerySet[Assignment]:
+    """The assignment with its HIT and campaign, the HIT then the assignment locked (the ``OF`` list's
+    order is the order PostgreSQL locks them in), and whether its worker is excluded."""
     return (
-        Assignment.objects.select_for_update(of=("self",))
-        .select_related("campaign")
+        Assignment.objects.select_for_update(of=("hit", "self"))
+        .select_related("hit", "campaign")
         .annotate(worker_excluded=_worker_excluded_for_assignment())
         .filter(pk=pk)
     )
