@@ -14,8 +14,9 @@ has one parameter per element). A builder must depend on its arguments only: any
 query (a mode, a flag) goes into the statement's name.
 
 Rows already in hand are written the same way: ``instance_update`` (what ``save(update_fields=...)`` stores) and
-``instances_insert`` (what ``bulk_create`` stores), their SQL written once per model and shape from the model's
-fields, each value converted by its field."""
+``instances_insert`` (what ``bulk_create`` stores; ``rows_insert`` the same for rows given as values, not
+instances), their SQL written once per model and shape from the model's fields, each value converted by its
+field."""
 
 from __future__ import annotations
 
