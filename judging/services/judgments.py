@@ -143,7 +143,9 @@ def _hit_assign_next(*, campaign: Campaign, worker: Worker, external_id: str = "
     worker = prepared_get(
         "hit_assign_next: worker", _worker_with_assignments, campaign_id=campaign.pk, worker_id=worker.pk
     )
-    if worker.excluded:  # type: ignore[attr-defined]  # the rule of ``worker_is_excluded``, read under the lock
+    # Asked in a statement of its own, after the lock: the locking statement's subqueries read the snapshot
+    # taken before the lock was granted, which an exclusion committed meanwhile is not in.
+    if worker_is_excluded(worker=worker, campaign=campaign):
         raise WorkerExcludedError(worker_id=worker.pk)
     # The common case of a judge's next page: the HIT they hold (unless its deadline passed: then it
     # expires, and its HIT, if still open, may hold pairs they answered).
@@ -164,10 +166,8 @@ def _hit_assign_next(*, campaign: Campaign, worker: Worker, external_id: str = "
 
 
 def _worker_with_assignments(*, campaign_id: int, worker_id: int) -> QuerySet[Worker]:
-    """The worker, locked, with the id of the assignment they hold in the campaign (``held_id``), whether
-    they have one there that did not count (``has_not_counted``: expired or discarded), and whether they are
-    excluded for the campaign (``excluded``: ``worker_excluded_sql``, the rule ``worker_is_excluded`` runs, in
-    the same statement rather than one more per HIT)."""
+    """The worker, locked, with the id of the assignment they hold in the campaign (``held_id``) and whether
+    they have one there that did not count (``has_not_counted``: expired or discarded)."""
     held = Assignment.objects.filter(
         campaign_id=campaign_id, worker_id=OuterRef("pk"), status=Assignment.Status.IN_PROGRESS
     )
@@ -178,18 +178,7 @@ def _worker_with_assignments(*, campaign_id: int, worker_id: int) -> QuerySet[Wo
     )
     return (
         Worker.objects.select_for_update(of=("self",))
-        .annotate(
-            held_id=Subquery(held.values("pk")[:1]),
-            has_not_counted=Exists(not_counted),
-            excluded=RawSQL(
-                worker_excluded_sql(
-                    worker=Worker._meta.db_table,
-                    owner_id=f"(SELECT c.owner_id FROM {Campaign._meta.db_table} c WHERE c.id = %s)",
-                ),
-                (campaign_id,),
-                output_field=BooleanField(),
-            ),
-        )
+        .annotate(held_id=Subquery(held.values("pk")[:1]), has_not_counted=Exists(not_counted))
         .filter(pk=worker_id)
     )
 
@@ -682,9 +671,10 @@ def _hit_and_assignment_locked(*, pk: int) -> QuerySet[Assignment]:
 
 def _worker_excluded_for_assignment() -> RawSQL:
     """Whether the assignment's worker is excluded for its campaign (``worker_excluded_sql``, the rule
-    ``worker_is_excluded`` runs), as an annotation of the assignment's own statement: read after the worker's
-    lock is taken (the lock every exclusion takes first), it is current, and the count of a HIT needs no
-    statement of its own for it."""
+    ``worker_is_excluded`` runs), as an annotation of the assignment's own statement, so the count of a HIT
+    needs no statement of its own for it. Current only in a statement that starts once the worker's lock (the
+    lock every exclusion takes first) is held: a statement's subqueries read the snapshot taken at its start,
+    before any lock it waits for (checked on PostgreSQL 15), so it must not ride on the worker's own lock."""
     assignment = Assignment._meta.db_table
     return RawSQL(
         f"EXISTS (SELECT 1 FROM {Worker._meta.db_table} ew INNER JOIN {Campaign._meta.db_table} ec"
