@@ -29,7 +29,7 @@ from judging.engine import (
     pack_hits_distinct,
 )
 from judging.models import Assignment, Campaign, Candidate, Hit, HitSlot, Judgment, Pair
-from judging.services.prepared import instances_insert
+from judging.services.prepared import rows_insert
 from pools.models import GradedJudgment, Item, Topic
 
 # Assignments whose work may still count: in progress, or submitted and awaiting the provider's confirmation.
@@ -88,7 +88,8 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
     hits = Hit.objects.bulk_create(
         [Hit(campaign=campaign, number=start + i, expires_at=expires_at) for i in range(len(chunks))]
     )
-    slots: list[HitSlot] = []
+    # The slots as rows (``_SLOT_FIELDS``): nothing uses them as instances after their insert.
+    slots: list[tuple] = []
     for hit, chunk in zip(hits, chunks, strict=True):
         rng = hit_rng(seed=campaign.seed, number=hit.number)
         topics = sorted({topic_pk for *_, topic_pk in chunk})
@@ -109,19 +110,19 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
                 pair_pk, *_, topic_pk = chunk[slot.source_index]
                 expected = None
             slots.append(
-                HitSlot(
-                    hit=hit,
-                    position=slot.position,
-                    topic_id=topic_pk,
-                    pair_id=pair_pk,
-                    left_id=challenge_material.item_ids[slot.left],
-                    right_id=challenge_material.item_ids[slot.right],
-                    is_challenge=slot.is_challenge,
-                    expected_winner_id=None if expected is None else challenge_material.item_ids[expected],
+                (
+                    hit.pk,
+                    slot.position,
+                    topic_pk,
+                    pair_pk,
+                    challenge_material.item_ids[slot.left],
+                    challenge_material.item_ids[slot.right],
+                    slot.is_challenge,
+                    None if expected is None else challenge_material.item_ids[expected],
                 )
             )
     # Written as bulk_create writes them, without compiling per build.
-    instances_insert(slots)
+    rows_insert(HitSlot, _SLOT_FIELDS, slots)
     # Each queued pair now points to its new HIT, read from the HIT's slots just written: one UPDATE for the
     # whole build, driven by the new HITs (the campaign's numbers from ``start``, the campaign row locked),
     # their slots by HIT, and each slot's pair by primary key. The ORM cannot write an UPDATE joining other
@@ -132,6 +133,16 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
     return hits
 
 
+_SLOT_FIELDS = (
+    "hit_id",
+    "position",
+    "topic_id",
+    "pair_id",
+    "left_id",
+    "right_id",
+    "is_challenge",
+    "expected_winner_id",
+)
 _PAIRS_TO_NEW_HITS = f"""
     UPDATE {Pair._meta.db_table} SET hit_id = s.hit_id
     FROM {HitSlot._meta.db_table} s INNER JOIN {Hit._meta.db_table} h ON s.hit_id = h.id

@@ -14,12 +14,26 @@ from datetime import datetime, timedelta
 from typing import NamedTuple, TypeVar
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Case, Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Value, When
+from django.db.models import (
+    BooleanField,
+    Case,
+    Count,
+    Exists,
+    F,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from config.celery import enqueue, registered_task
 from judging.models import Assignment, Campaign, Hit, HitSlot, Judgment, Pair, Round, Worker
+from judging.selectors.exclusions import worker_excluded_sql
 from judging.services.errors import (
     AssignmentClosedError,
     AssignmentOverdueError,
@@ -48,6 +62,7 @@ from judging.services.prepared import (
     prepared_objects,
     prepared_rows,
     prepared_update,
+    rows_insert,
 )
 
 UNKNOWN = object()  # "not read yet", beside None ("read: there is none")
@@ -128,6 +143,8 @@ def _hit_assign_next(*, campaign: Campaign, worker: Worker, external_id: str = "
     worker = prepared_get(
         "hit_assign_next: worker", _worker_with_assignments, campaign_id=campaign.pk, worker_id=worker.pk
     )
+    # Asked in a statement of its own, after the lock: the locking statement's subqueries read the snapshot
+    # taken before the lock was granted, which an exclusion committed meanwhile is not in.
     if worker_is_excluded(worker=worker, campaign=campaign):
         raise WorkerExcludedError(worker_id=worker.pk)
     # The common case of a judge's next page: the HIT they hold (unless its deadline passed: then it
@@ -521,17 +538,20 @@ def assignment_submit(*, assignment: Assignment, winners: Mapping[int, int]) -> 
     for position, winner_id in winners.items():
         if winner_id not in (slots[position].left_id, slots[position].right_id):
             raise InvalidWinnerError(slot_id=slots[position].pk, winner_id=winner_id)
-    instances_insert(
+    # The answers as rows: nothing uses them as instances after their insert.
+    rows_insert(
+        Judgment,
+        ("assignment_id", "slot_id", "winner_id", "winner_side"),
         [
-            Judgment(
-                assignment=assignment,
-                slot_id=slot.pk,
-                winner_id=winners[position],
-                winner_side=_side(left_id=slot.left_id, winner_id=winners[position]),
+            (
+                assignment.pk,
+                slot.pk,
+                winners[position],
+                _side(left_id=slot.left_id, winner_id=winners[position]),
             )
             for position, slot in slots.items()
             if slot.stored_winner_id is None
-        ]
+        ],
     )
     answers: list[tuple[bool, int | None, int | None, int]] = [
         (
@@ -592,14 +612,18 @@ def _lock_worker_hit_and_assignment(
     (``hit_assign_next`` and ``assignment_start`` lock the worker first; ``hit_expire``, ``hit_discard`` and
     ``assignment_expire`` lock the HIT before its assignments), so they cannot deadlock. The assignment comes
     back with its worker, and with its campaign unless ``with_campaign=False`` (then read when first used: an
-    answer needs it only when it completes the HIT). Each lock is one statement, compiled once per process
-    (``judging.services.prepared``; docs/decisions.md, "Prepared statements on the campaign path"). SQLite has no row locks (``select_for_update`` is a
-    no-op there; the writer's IMMEDIATE transaction holds the whole database), so there the three rows are
-    read in one statement."""
+    answer needs it only when it completes the HIT). The statements are compiled once per process
+    (``judging.services.prepared``; docs/decisions.md, "Prepared statements on the campaign path"). SQLite
+    has no row locks (``select_for_update`` is a no-op there; the writer's IMMEDIATE transaction holds the
+    whole database), so there the three rows are read in one statement. On PostgreSQL the worker is locked
+    by a statement of its own, then, with the campaign, the HIT and the assignment by one ``SELECT ... FOR
+    UPDATE OF`` the HIT, the assignment: PostgreSQL locks a joined row's tables in the order of its ``OF``
+    list (checked on PostgreSQL 15: waiting for the assignment, the statement already holds the HIT; listed
+    the other way, it does not), so the order stays worker, HIT, assignment."""
     if connection.vendor == "sqlite":
         locked = prepared_get(
             "lock: assignment with worker, HIT and campaign",
-            lambda *, pk: Assignment.objects.select_related("worker", "hit", "campaign").filter(pk=pk),
+            _assignment_with_worker_hit_and_campaign,
             pk=assignment.pk,
         )
         return locked.hit, locked
@@ -608,25 +632,57 @@ def _lock_worker_hit_and_assignment(
         lambda *, pk: Worker.objects.select_for_update().filter(pk=pk),
         pk=assignment.worker_id,
     )
+    if with_campaign:
+        locked = prepared_get(
+            "lock: HIT, then assignment with campaign", _hit_and_assignment_locked, pk=assignment.pk
+        )
+        locked.worker = worker
+        return locked.hit, locked
     hit = prepared_get(
         "lock: HIT", lambda *, pk: Hit.objects.select_for_update().filter(pk=pk), pk=assignment.hit_id
     )
-    if with_campaign:
-        locked = prepared_get(
-            "lock: assignment with campaign",
-            lambda *, pk: (
-                Assignment.objects.select_for_update(of=("self",)).select_related("campaign").filter(pk=pk)
-            ),
-            pk=assignment.pk,
-        )
-    else:
-        locked = prepared_get(
-            "lock: assignment",
-            lambda *, pk: Assignment.objects.select_for_update().filter(pk=pk),
-            pk=assignment.pk,
-        )
+    locked = prepared_get(
+        "lock: assignment",
+        lambda *, pk: Assignment.objects.select_for_update().filter(pk=pk),
+        pk=assignment.pk,
+    )
     locked.worker = worker
     return hit, locked
+
+
+def _assignment_with_worker_hit_and_campaign(*, pk: int) -> QuerySet[Assignment]:
+    return (
+        Assignment.objects.select_related("worker", "hit", "campaign")
+        .annotate(worker_excluded=_worker_excluded_for_assignment())
+        .filter(pk=pk)
+    )
+
+
+def _hit_and_assignment_locked(*, pk: int) -> QuerySet[Assignment]:
+    """The assignment with its HIT and campaign, the HIT then the assignment locked (the ``OF`` list's
+    order is the order PostgreSQL locks them in), and whether its worker is excluded."""
+    return (
+        Assignment.objects.select_for_update(of=("hit", "self"))
+        .select_related("hit", "campaign")
+        .annotate(worker_excluded=_worker_excluded_for_assignment())
+        .filter(pk=pk)
+    )
+
+
+def _worker_excluded_for_assignment() -> RawSQL:
+    """Whether the assignment's worker is excluded for its campaign (``worker_excluded_sql``, the rule
+    ``worker_is_excluded`` runs), as an annotation of the assignment's own statement, so the count of a HIT
+    needs no statement of its own for it. Current only in a statement that starts once the worker's lock (the
+    lock every exclusion takes first) is held: a statement's subqueries read the snapshot taken at its start,
+    before any lock it waits for (checked on PostgreSQL 15), so it must not ride on the worker's own lock."""
+    assignment = Assignment._meta.db_table
+    return RawSQL(
+        f"EXISTS (SELECT 1 FROM {Worker._meta.db_table} ew INNER JOIN {Campaign._meta.db_table} ec"
+        f" ON ec.id = {assignment}.campaign_id WHERE ew.id = {assignment}.worker_id"
+        f" AND {worker_excluded_sql(worker='ew', owner_id='ec.owner_id')})",
+        (),
+        output_field=BooleanField(),
+    )
 
 
 def _assignment_complete(
@@ -701,7 +757,12 @@ def _assignment_count(
     if campaign.provider == Campaign.Provider.LOCAL:
         assignment.paid_usd, assignment.paid_at = assignment.earned_usd, now
     fields = ["status", "submitted_at", "earned_usd", "paid_usd", "paid_at"]
-    if worker_is_excluded(worker=worker, campaign=campaign) or hit.status != Hit.Status.OPEN:
+    # A failed challenge has just excluded the worker; otherwise the lock's statement read whether they are
+    # (``_worker_excluded_for_assignment``), when it was asked to.
+    excluded = assignment.__dict__.get("worker_excluded")
+    if failed or excluded is None:
+        excluded = worker_is_excluded(worker=worker, campaign=campaign)
+    if excluded or hit.status != Hit.Status.OPEN:
         assignment.status = Assignment.Status.DISCARDED
         instance_update(assignment, fields)
         hit_discard(hit=hit)

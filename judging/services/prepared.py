@@ -14,8 +14,9 @@ has one parameter per element). A builder must depend on its arguments only: any
 query (a mode, a flag) goes into the statement's name.
 
 Rows already in hand are written the same way: ``instance_update`` (what ``save(update_fields=...)`` stores) and
-``instances_insert`` (what ``bulk_create`` stores), their SQL written once per model and shape from the model's
-fields, each value converted by its field."""
+``instances_insert`` (what ``bulk_create`` stores; ``rows_insert`` the same for rows given as values, not
+instances), their SQL written once per model and shape from the model's fields, each value converted by its
+field."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from django.db import DatabaseError, connection, models, transaction
 from django.db.models import Field, Model, QuerySet
 from django.db.models.query import get_related_populators
 from django.db.models.sql import UpdateQuery
+from django.utils import timezone
 
 M = TypeVar("M", bound=Model)
 FIRST_INTEGER = 32_001  # below 32,767: a stand-in fits even a small integer column
@@ -297,18 +299,7 @@ def instances_insert(instances: Sequence[Model]) -> None:
         for start in range(0, len(instances), batch):
             instances_insert(instances[start : start + batch])
         return
-    key = (connection.alias, connection.vendor, meta.label, len(instances))
-    sql = _inserts.get(key)
-    if sql is None:
-        quote = connection.ops.quote_name
-        columns = ", ".join(quote(str(field.column)) for field in fields)
-        row = f"({', '.join(['%s'] * len(fields))})"
-        sql = (
-            f"INSERT INTO {quote(str(meta.db_table))} ({columns}) VALUES {', '.join([row] * len(instances))}"
-            f" RETURNING {quote(str(meta.pk.column))}"
-        )
-        if len(instances) <= KEPT_INSERT_ROWS:
-            _inserts[key] = sql
+    sql = _insert_sql(meta, fields, len(instances))
     plain = _plain_fields(meta, fields)
     params = [
         value
@@ -325,3 +316,70 @@ def instances_insert(instances: Sequence[Model]) -> None:
         instance.pk = pk
         instance._state.adding = False
         instance._state.db = connection.alias
+
+
+def _insert_sql(meta: Any, fields: list[Field], rows: int) -> str:
+    """The INSERT of ``rows`` rows of every field of ``fields`` (the model's concrete fields but its primary
+    key), returning their primary keys; kept per model and number of rows."""
+    key = (connection.alias, connection.vendor, meta.label, rows)
+    sql = _inserts.get(key)
+    if sql is None:
+        quote = connection.ops.quote_name
+        columns = ", ".join(quote(str(field.column)) for field in fields)
+        row = f"({', '.join(['%s'] * len(fields))})"
+        sql = (
+            f"INSERT INTO {quote(str(meta.db_table))} ({columns}) VALUES {', '.join([row] * rows)}"
+            f" RETURNING {quote(str(meta.pk.column))}"
+        )
+        if rows <= KEPT_INSERT_ROWS:
+            _inserts[key] = sql
+    return sql
+
+
+def rows_insert(model: type[Model], attnames: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """``bulk_create`` of rows given as values rather than instances: each row holds the values of
+    ``attnames`` (attribute names, ``slot_id`` rather than ``slot``) in that order, and every other field
+    takes what an instance made without it would store (its default; an ``auto_now`` or ``auto_now_add``
+    field the time of this call, one for all the rows). The statement is ``instances_insert``'s; no primary
+    keys come back. For the thousands of slots and answers of a campaign that nobody uses after their insert:
+    making them into instances cost more CPU than writing them. A named field whose ``pre_save`` is its
+    own (``auto_now``) is refused: its value would not be what ``save`` stores."""
+    if not rows:
+        return
+    meta = model._meta
+    fields = [field for field in meta.concrete_fields if not field.primary_key]
+    batch = MAX_INSERT_PARAMETERS // len(fields)
+    if len(rows) > batch:
+        for start in range(0, len(rows), batch):
+            rows_insert(model, attnames, rows[start : start + batch])
+        return
+    plain = _plain_fields(meta, fields)
+    where = {attname: position for position, attname in enumerate(attnames)}
+    now = timezone.now()
+    # Per field: the row's value at ``index`` (with the types taken as they are, else the field's conversion),
+    # or a constant already converted for the database.
+    layout: list[tuple[int | None, tuple[type, ...], Field, Any]] = []
+    for position, field in enumerate(fields):
+        if field.attname in where:
+            if type(field).pre_save is not Field.pre_save:
+                raise ValueError(f"rows_insert: {meta.label}.{field.attname} has its own pre_save")
+            layout.append((where.pop(field.attname), plain[position], field, None))
+        elif getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
+            if not isinstance(field, models.DateTimeField):
+                raise ValueError(f"rows_insert: {meta.label}.{field.attname} is not a DateTimeField")
+            layout.append((None, (), field, field.get_db_prep_save(now, connection)))
+        else:
+            layout.append((None, (), field, field.get_db_prep_save(field.get_default(), connection)))
+    if where:
+        raise ValueError(f"rows_insert: {meta.label} has no field {sorted(where)}")
+    params = [
+        constant
+        if index is None
+        else value
+        if kinds and type(value := row[index]) in kinds
+        else field.get_db_prep_save(value, connection)
+        for row in rows
+        for index, kinds, field, constant in layout
+    ]
+    with transaction.mark_for_rollback_on_error(), connection.cursor() as cursor:
+        cursor.execute(_insert_sql(meta, fields, len(rows)), params)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from django.db import connection, transaction
 from django.utils import timezone
 
 from judging.engine import (
@@ -254,11 +255,13 @@ def topic_close(*, campaign_topic: CampaignTopic, ranked: Sequence[RankedItem]) 
     campaign row is locked before counting unfinished topics, so the last two topics finishing at once
     cannot both miss that the campaign is complete."""
     by_docid = {item.docid: item for item in ranked}
-    candidates = list(campaign_topic.candidates.filter(item__docid__in=by_docid).select_related("item"))
-    for candidate in candidates:
-        candidate.rank = by_docid[candidate.item.docid].rank
-        candidate.wins = by_docid[candidate.item.docid].wins
-    Candidate.objects.bulk_update(candidates, ["rank", "wins"])
+    ranks = [
+        (pk, by_docid[docid].rank, by_docid[docid].wins)
+        for pk, docid in campaign_topic.candidates.filter(item__docid__in=by_docid)
+        .order_by("pk")
+        .values_list("pk", "item__docid")
+    ]
+    _candidates_rank(ranks)
     is_trivial = campaign_topic.candidates.count() <= 1
     campaign_topic.state = CampaignTopic.State.NOTHING_TO_JUDGE if is_trivial else CampaignTopic.State.DONE
     campaign_topic.finished_at = timezone.now()
@@ -286,3 +289,22 @@ def topic_close(*, campaign_topic: CampaignTopic, ranked: Sequence[RankedItem]) 
         campaign.status = Campaign.Status.DONE
         campaign.finished_at = timezone.now()
         campaign.save(update_fields=["status", "finished_at"])
+
+
+def _candidates_rank(ranks: Sequence[tuple[int, int, int]]) -> None:
+    """Give each candidate ``(pk, rank, wins)`` its rank and wins, in one UPDATE by primary key: what
+    ``bulk_update`` writes, in plain SQL, since Django's building of that statement (a CASE per field, a WHEN
+    per candidate) cost more CPU than the rest of closing the topic."""
+    if not ranks:
+        return
+    table = Candidate._meta.db_table
+    whens = " ".join(["WHEN %s THEN %s"] * len(ranks))
+    sql = (
+        f"UPDATE {table} SET rank = CASE id {whens} END, wins = CASE id {whens} END"
+        f" WHERE id IN ({', '.join(['%s'] * len(ranks))})"
+    )
+    params = [value for pk, rank, _ in ranks for value in (pk, int(rank))]
+    params += [value for pk, _, wins in ranks for value in (pk, int(wins))]
+    params += [pk for pk, _, _ in ranks]
+    with transaction.mark_for_rollback_on_error(), connection.cursor() as cursor:
+        cursor.execute(sql, params)

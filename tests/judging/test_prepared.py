@@ -8,7 +8,13 @@ from django.db.models import F
 from django.utils import timezone
 
 from judging.models import Campaign, Worker
-from judging.services.prepared import instance_update, prepared_objects, prepared_rows, prepared_update
+from judging.services.prepared import (
+    instance_update,
+    prepared_objects,
+    prepared_rows,
+    prepared_update,
+    rows_insert,
+)
 from tests.judging.factories import CampaignFactory, WorkerFactory
 
 
@@ -125,3 +131,32 @@ def test_an_instance_update_stores_the_fields_as_save_does_and_refuses_a_row_tha
     # And the row that is gone is an error, as for save(update_fields=...)
     with pytest.raises(DatabaseError):
         instance_update(gone, ["is_excluded"])
+
+
+@pytest.mark.django_db
+def test_rows_insert_stores_what_bulk_create_stores_for_instances_of_the_same_values():
+    # Given two workers' values, one written by bulk_create from instances, the other as a row
+    before = timezone.now()
+    (made,) = Worker.objects.bulk_create([Worker(provider="simulated", external_id="as-instance")])
+    rows_insert(Worker, ("provider", "external_id"), [("simulated", "as-row"), ("simulated", "as-row-2")])
+
+    # Then every field but the id, the external id and the time of creation reads back the same
+    fields = [f.attname for f in Worker._meta.concrete_fields if f.attname not in ("id", "external_id")]
+    stored = {
+        worker.external_id: worker
+        for worker in Worker.objects.filter(external_id__in=["as-instance", "as-row", "as-row-2"])
+    }
+    assert set(stored) == {"as-instance", "as-row", "as-row-2"}
+    for name in ("as-row", "as-row-2"):
+        for field in fields:
+            if field == "created_at":
+                assert stored[name].created_at >= before
+            else:
+                assert getattr(stored[name], field) == getattr(stored["as-instance"], field), field
+    assert made.pk == stored["as-instance"].pk
+
+
+@pytest.mark.django_db
+def test_rows_insert_refuses_a_field_the_model_does_not_have():
+    with pytest.raises(ValueError, match="no field"):
+        rows_insert(Worker, ("provider", "nickname"), [("simulated", "x")])
