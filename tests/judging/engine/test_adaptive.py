@@ -272,3 +272,50 @@ def test_a_noisy_crowd_gets_sparser_selection_rounds_than_a_reliable_one():
     assert len(clean.requests) == 12 and all(request.votes == 1 for request in clean.requests)
     assert len(candidates) // 8 <= len(noisy.requests) < len(clean.requests)
     assert all(request.votes >= 2 for request in noisy.requests)
+
+
+def _chain_with_open_tail(tail: int) -> AdaptiveState:
+    """d0 > d1 > d2 > d3 confirmed, and ``tail`` candidates each confirmed under d3 only (k - 1 above each, all
+    open, unordered among themselves)."""
+    head = [f"d{i}" for i in range(4)]
+    rest = [f"e{i}" for i in range(tail)]
+    decided = {(head[i], head[i + 1]): head[i] for i in range(3)}
+    decided.update({(head[3], e): head[3] for e in rest})
+    return AdaptiveState(
+        topic="t",
+        candidates=tuple(head + rest),
+        rounds=4,
+        votes={pair: ((winner, "w1"),) for pair, winner in decided.items()},
+        decided=decided,
+    )
+
+
+def test_a_clean_crowd_asks_the_last_few_unordered_pairs_in_one_all_pairs_round():
+    params = AdaptiveParams(k=5, F=5)
+    # Seven open candidates (more than F) but only the three pairs among e0-e2 unordered.
+    state = _chain_with_open_tail(3)
+    clean = adaptive_round_open(state, params=params, seed=1, errors=ErrorModel(rate=0.004))
+    assert clean.stage == 2
+    assert sorted(request.pair for request in clean.requests) == [("e0", "e1"), ("e0", "e2"), ("e1", "e2")]
+    # A noisy crowd keeps its selection rounds there, and with six unordered pairs so does a clean one.
+    noisy = adaptive_round_open(state, params=params, seed=1, errors=ErrorModel(rate=0.1))
+    assert noisy.stage == 1
+    wider = adaptive_round_open(
+        _chain_with_open_tail(4), params=params, seed=1, errors=ErrorModel(rate=0.004)
+    )
+    assert wider.stage == 1
+
+
+def test_the_second_rounds_audits_wait_for_an_observed_error():
+    candidates = tuple(f"d{i:03d}" for i in range(200))
+    state = AdaptiveState(topic="t", candidates=candidates, rounds=1)
+    params = AdaptiveParams()
+
+    def audited(errors: ErrorModel) -> int:
+        opening = adaptive_round_open(state, params=params, seed=3, errors=errors)
+        assert opening.stage == 1 and len(opening.requests) == 100
+        return sum(request.votes == 2 for request in opening.requests)
+
+    # Nothing seen but the prior: no audit. One worker estimated above the crowd (an error seen): audits again.
+    assert audited(ErrorModel()) == 0
+    assert audited(ErrorModel(per_worker={"w1": 0.05})) > 0
