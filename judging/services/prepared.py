@@ -450,4 +450,37 @@ def rows_insert_writes(
         for row in rows
         for index, kinds, field, constant in layout
     ]
+    unnest = _unnest_insert_sql(meta, fields) if len(rows) > 1 else None
+    if unnest is not None:
+        # One array per column: the statement's text and its parameters do not grow with the rows.
+        width = len(fields)
+        columns = [params[position::width] for position in range(width)]
+        return [Write(unnest, columns, label=meta.label)]
     return [Write(_insert_sql(meta, fields, len(rows)), params, label=meta.label, returning=True)]
+
+
+def _unnest_insert_sql(meta: Any, fields: list[Field]) -> str | None:
+    """On PostgreSQL, the INSERT of any number of rows as ``bulk_create`` writes it there (Django's
+    ``InsertUnnest``): ``SELECT * FROM UNNEST`` of one array per column, so its text is one per model and
+    its parameters one per column (psycopg converts a statement of more than 50 parameters anew on each
+    call, 1.5 ms of CPU for a HIT build's slots); None elsewhere, or for a field Django would not unnest."""
+    if connection.vendor != "postgresql":
+        return None
+    key = (connection.alias, connection.vendor, meta.label, "unnest")
+    if key not in _inserts:
+        plain = all(
+            not hasattr(field, "get_placeholder")
+            and (getattr(field, "target_field", field) if field.is_relation else field).get_internal_type()
+            in connection.data_types
+            for field in fields
+        )
+        quote = connection.ops.quote_name
+        columns = ", ".join(quote(str(field.column)) for field in fields)
+        # The types without their parameters, as Django's: varchar[], not varchar(1)[].
+        arrays = ", ".join(f"(%s)::{str(field.db_type(connection)).split('(')[0]}[]" for field in fields)
+        _inserts[key] = (
+            f"INSERT INTO {quote(str(meta.db_table))} ({columns}) SELECT * FROM UNNEST({arrays})"
+            if plain
+            else ""
+        )
+    return _inserts[key] or None
