@@ -56,13 +56,16 @@ from judging.services.hits import (
     hit_is_past_lifetime,
 )
 from judging.services.prepared import (
+    Write,
     instance_update,
+    instance_update_write,
     instances_insert,
     prepared_get,
     prepared_objects,
     prepared_rows,
-    prepared_update,
-    rows_insert,
+    prepared_update_write,
+    rows_insert_writes,
+    writes_run,
 )
 
 UNKNOWN = object()  # "not read yet", beside None ("read: there is none")
@@ -143,25 +146,30 @@ def _hit_assign_next(*, campaign: Campaign, worker: Worker, external_id: str = "
     worker = prepared_get(
         "hit_assign_next: worker", _worker_with_assignments, campaign_id=campaign.pk, worker_id=worker.pk
     )
-    # Asked in a statement of its own, after the lock: the locking statement's subqueries read the snapshot
-    # taken before the lock was granted, which an exclusion committed meanwhile is not in.
-    if worker_is_excluded(worker=worker, campaign=campaign):
-        raise WorkerExcludedError(worker_id=worker.pk)
-    # The common case of a judge's next page: the HIT they hold (unless its deadline passed: then it
-    # expires, and its HIT, if still open, may hold pairs they answered).
     held_id: int | None = worker.held_id  # type: ignore[attr-defined]  # the statement's annotations
     has_not_counted: bool = worker.has_not_counted  # type: ignore[attr-defined]
-    current = _assignment_in_progress(worker=worker, campaign=campaign, now=now, held_id=held_id)
-    if current is not None:
-        return current
+    # The exclusion rule is read after the lock, never by the locking statement: its subqueries read the
+    # snapshot taken before the lock was granted, which an exclusion committed meanwhile is not in. A worker
+    # who holds an assignment is asked in a statement of its own; one who holds none (the common case of a
+    # simulated or crowd worker's next HIT) is asked by the statement that finds and locks the first free HIT,
+    # which starts once the worker's lock is held, so it is current (as a submit's lock statement reads it).
+    if held_id is not None:
+        if worker_is_excluded(worker=worker, campaign=campaign):
+            raise WorkerExcludedError(worker_id=worker.pk)
+        # The common case of a judge's next page: the HIT they hold (unless its deadline passed: then it
+        # expires, and its HIT, if still open, may hold pairs they answered).
+        current = _assignment_in_progress(worker=worker, campaign=campaign, now=now, held_id=held_id)
+        if current is not None:
+            return current
     # A paused (or finished) campaign hands out no new HIT (the one a worker holds stays theirs, above).
     return _open_hit_take(
-        campaign_id=campaign.pk,
+        campaign=campaign,
         worker=worker,
         now=now,
         may_hold_judged=has_not_counted or held_id is not None,
         is_adaptive=campaign.mode == Campaign.Mode.ADAPTIVE,
         external_id=external_id,
+        exclusion_asked=held_id is not None,
     )
 
 
@@ -261,16 +269,18 @@ def _open_hits(
 
 def _open_hit_take(
     *,
-    campaign_id: int,
+    campaign: Campaign,
     worker: Worker,
     now: datetime,
     is_adaptive: bool,
     may_hold_judged: bool,
     external_id: str = "",
+    exclusion_asked: bool = True,
 ) -> Assignment | None:
     """Lock the first of the running campaign's ``_open_hits`` that no concurrent caller has locked and assign
     it to the locked worker; None when there is none. Concurrent callers skip each other's locked HITs
-    (PostgreSQL ``SKIP LOCKED``)."""
+    (PostgreSQL ``SKIP LOCKED``). ``exclusion_asked=False``: the caller, holding the worker's lock, has not
+    asked whether the worker is excluded; the HIT's statement asks (``WorkerExcludedError``)."""
     needs_confirmation = worker.needs_confirmation
 
     def first_free(*, campaign_id: int, worker_id: int, now: datetime, taken: Sequence[int]) -> QuerySet[Hit]:
@@ -284,15 +294,23 @@ def _open_hit_take(
         ).filter(campaign__status=Campaign.Status.RUNNING)
         if taken:
             hits = hits.exclude(pk__in=taken)
+        if not exclusion_asked:
+            hits = hits.annotate(worker_excluded=_worker_excluded_for_hit(worker_id=worker_id))
         return hits.select_related("campaign").select_for_update(skip_locked=True, of=("self",))[:1]
 
     # The flags shape the statement, so they name it.
-    name = f"hit_assign_next: open HIT {is_adaptive=} {may_hold_judged=} {needs_confirmation=}"
+    name = f"hit_assign_next: open HIT {is_adaptive=} {may_hold_judged=} {needs_confirmation=} {exclusion_asked=}"
     taken: list[int] = []
     while True:
         found = prepared_objects(
-            name, first_free, campaign_id=campaign_id, worker_id=worker.pk, now=now, taken=tuple(taken)
+            name, first_free, campaign_id=campaign.pk, worker_id=worker.pk, now=now, taken=tuple(taken)
         )
+        if not exclusion_asked and (
+            found[0].worker_excluded  # type: ignore[attr-defined]  # the statement's annotation
+            if found
+            else worker_is_excluded(worker=worker, campaign=campaign)
+        ):
+            raise WorkerExcludedError(worker_id=worker.pk)
         if not found:
             return None
         hit = found[0]
@@ -538,8 +556,9 @@ def assignment_submit(*, assignment: Assignment, winners: Mapping[int, int]) -> 
     for position, winner_id in winners.items():
         if winner_id not in (slots[position].left_id, slots[position].right_id):
             raise InvalidWinnerError(slot_id=slots[position].pk, winner_id=winner_id)
-    # The answers as rows: nothing uses them as instances after their insert.
-    rows_insert(
+    # The answers as rows: nothing uses them as instances after their insert. Stored with the assignment's
+    # count (``_assignment_count``): a counted HIT's writes go to PostgreSQL as one statement.
+    answers_insert = rows_insert_writes(
         Judgment,
         ("assignment_id", "slot_id", "winner_id", "winner_side"),
         [
@@ -563,7 +582,9 @@ def assignment_submit(*, assignment: Assignment, winners: Mapping[int, int]) -> 
         for position, slot in slots.items()
     ]
     round_ids = {slot.round_id for slot in slots.values() if slot.round_id is not None}
-    _assignment_complete(assignment=assignment, hit=hit, answers=answers, round_ids=round_ids)
+    _assignment_complete(
+        assignment=assignment, hit=hit, answers=answers, round_ids=round_ids, answers_insert=answers_insert
+    )
     return assignment
 
 
@@ -685,24 +706,43 @@ def _worker_excluded_for_assignment() -> RawSQL:
     )
 
 
+def _worker_excluded_for_hit(*, worker_id: int) -> RawSQL:
+    """Whether the worker ``worker_id`` is excluded for the HIT's campaign (``worker_excluded_sql``, the rule
+    ``worker_is_excluded`` runs), as an annotation of the statement that finds and locks the first free HIT.
+    Current only in a statement that starts once the worker's lock is held (see
+    ``_worker_excluded_for_assignment``)."""
+    return RawSQL(
+        f"EXISTS (SELECT 1 FROM {Worker._meta.db_table} ew INNER JOIN {Campaign._meta.db_table} ec"
+        f" ON ec.id = {Hit._meta.db_table}.campaign_id WHERE ew.id = %s"
+        f" AND {worker_excluded_sql(worker='ew', owner_id='ec.owner_id')})",
+        (worker_id,),
+        output_field=BooleanField(),
+    )
+
+
 def _assignment_complete(
     *,
     assignment: Assignment,
     hit: Hit,
     answers: list[tuple[bool, int | None, int | None, int]] | None = None,
     round_ids: set[int] | None = None,
+    answers_insert: Sequence[Write] = (),
 ) -> None:
-    """Every answer of the assignment is stored: count it (``_assignment_count``) if the provider vouched
-    for it, else keep it as submitted and awaiting confirmation, with a sync of the campaign queued to look
-    for the provider's confirmation soon (the periodic sync looks too). The caller is atomic and holds the
-    locks of the worker, the HIT and the assignment."""
+    """Every answer of the assignment is stored, or in ``answers_insert``, the statements storing the last
+    ones, run here: count it (``_assignment_count``) if the provider vouched for it, else keep it as
+    submitted and awaiting confirmation, with a sync of the campaign queued to look for the provider's
+    confirmation soon (the periodic sync looks too). The caller is atomic and holds the locks of the
+    worker, the HIT and the assignment."""
     if assignment.confirmed_at is None:
+        writes_run(answers_insert)
         assignment.status = Assignment.Status.SUBMITTED
         assignment.submitted_at = timezone.now()
         assignment.save(update_fields=["status", "submitted_at"])
         confirmation_sync_soon(campaign_id=assignment.campaign_id)
         return
-    _assignment_count(assignment=assignment, hit=hit, answers=answers, round_ids=round_ids)
+    _assignment_count(
+        assignment=assignment, hit=hit, answers=answers, round_ids=round_ids, answers_insert=answers_insert
+    )
 
 
 def confirmation_sync_soon(*, campaign_id: int) -> None:
@@ -726,11 +766,13 @@ def _assignment_count(
     hit: Hit,
     answers: list[tuple[bool, int | None, int | None, int]] | None = None,
     round_ids: set[int] | None = None,
+    answers_insert: Sequence[Write] = (),
 ) -> None:
     """Check a fully answered assignment against its challenges and count or discard it; the caller is
     atomic and holds the locks of the worker (``assignment.worker``), the HIT and the assignment. ``answers``
     (is_challenge, expected winner, pair, winner per slot) and ``round_ids`` (the rounds of the HIT's pairs)
-    save reading them again when the caller has them at hand.
+    save reading them again when the caller has them at hand; ``answers_insert`` stores the answers not
+    stored yet (``answers`` holds them), run first if the HIT is discarded, with the count's writes if not.
 
     The worker earns the HIT's reward either way ("Assessing top-k preferences", section 4.3: workers failing
     a challenge "were paid but excluded"). ``paid_usd`` records money actually paid: with the ``local``
@@ -763,27 +805,36 @@ def _assignment_count(
     if failed or excluded is None:
         excluded = worker_is_excluded(worker=worker, campaign=campaign)
     if excluded or hit.status != Hit.Status.OPEN:
+        writes_run(answers_insert)
         assignment.status = Assignment.Status.DISCARDED
         instance_update(assignment, fields)
         hit_discard(hit=hit)
         return
     # Rows held locked, stored as ``save(update_fields=...)`` stores them, without compiling per HIT.
     assignment.status = Assignment.Status.ACCEPTED
-    instance_update(assignment, fields)
     hit.status = Hit.Status.ACCEPTED
     hit.closed_at = now
-    instance_update(hit, ["status", "closed_at"])
     # Every pair gets the winner its judgment names, in one statement. The winners are the answers at hand
     # (those just stored, or the first answer an earlier call stored), written by a CASE over the pairs'
     # primary keys: reading them back from the judgments in a subquery per pair cost the database more than
     # the rest of the submit.
     judged = sorted((pair_id, winner) for is_challenge, _, pair_id, winner in answers if not is_challenge)
-    prepared_update(
+    winners = prepared_update_write(
         "count: pairs' winners",
         _pairs_winners,
         pair_ids=[pair_id for pair_id, _ in judged],
         winner_ids=[winner for _, winner in judged],
         now=now,
+    )
+    # The answers, the assignment, the HIT and the pairs: rows of four tables, none read by another's write,
+    # so on PostgreSQL one statement (``writes_run``).
+    writes_run(
+        [
+            *answers_insert,
+            instance_update_write(assignment, fields),
+            instance_update_write(hit, ["status", "closed_at"]),
+            *([winners] if winners is not None else []),
+        ]
     )
     if round_ids is None:
         round_ids = set(Pair.objects.filter(hit=hit).values_list("round_id", flat=True))

@@ -3,17 +3,21 @@
 from datetime import timedelta
 
 import pytest
-from django.db import DatabaseError
+from django.db import DatabaseError, connection
 from django.db.models import F
 from django.utils import timezone
 
 from judging.models import Campaign, Worker
 from judging.services.prepared import (
     instance_update,
+    instance_update_write,
     prepared_objects,
     prepared_rows,
     prepared_update,
+    prepared_update_write,
     rows_insert,
+    rows_insert_writes,
+    writes_run,
 )
 from tests.judging.factories import CampaignFactory, WorkerFactory
 
@@ -160,3 +164,47 @@ def test_rows_insert_stores_what_bulk_create_stores_for_instances_of_the_same_va
 def test_rows_insert_refuses_a_field_the_model_does_not_have():
     with pytest.raises(ValueError, match="no field"):
         rows_insert(Worker, ("provider", "nickname"), [("simulated", "x")])
+
+
+@pytest.mark.django_db
+def test_writes_run_together_store_what_each_stores_alone(django_assert_num_queries):
+    # Given a worker excluded in memory, a campaign to rename and two workers' rows to insert
+    worker = WorkerFactory()
+    worker.is_excluded, worker.exclusion_reason = True, "failed"
+    campaign = CampaignFactory(name="before")
+    writes = [
+        *rows_insert_writes(
+            Worker, ("provider", "external_id"), [("simulated", "w-1"), ("simulated", "w-2")]
+        ),
+        instance_update_write(worker, ["is_excluded", "exclusion_reason"]),
+        prepared_update_write(
+            "test: rename",
+            lambda *, pk: (Campaign.objects.filter(pk=pk), {"name": "after"}),
+            pk=campaign.pk,
+        ),
+    ]
+
+    # When they run: on PostgreSQL as one statement, elsewhere one by one
+    with django_assert_num_queries(1 if connection.vendor == "postgresql" else 3):
+        writes_run(writes)
+
+    # Then each stored what it stores alone
+    assert Worker.objects.filter(external_id__in=["w-1", "w-2"]).count() == 2
+    stored = Worker.objects.get(pk=worker.pk)
+    assert (stored.is_excluded, stored.exclusion_reason) == (True, "failed")
+    assert Campaign.objects.get(pk=campaign.pk).name == "after"
+
+
+@pytest.mark.django_db
+def test_writes_run_together_refuse_an_instance_whose_row_is_gone():
+    # Given a worker deleted meanwhile, written with another worker's insert
+    gone = WorkerFactory()
+    Worker.objects.filter(pk=gone.pk).delete()
+    writes = [
+        *rows_insert_writes(Worker, ("provider", "external_id"), [("simulated", "w-3")]),
+        instance_update_write(gone, ["is_excluded"]),
+    ]
+
+    # Then the update of the row that is gone is an error, as for save(update_fields=...)
+    with pytest.raises(DatabaseError, match="changed no row"):
+        writes_run(writes)
