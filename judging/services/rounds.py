@@ -23,7 +23,14 @@ from judging.engine import (
     topic_round_close,
 )
 from judging.models import Assignment, CampaignTopic, Candidate, Judgment, Pair, Round
-from judging.services.prepared import instance_update, prepared_get, prepared_rows
+from judging.services.prepared import (
+    instance_update,
+    instance_update_write,
+    prepared_get,
+    prepared_rows,
+    prepared_update_write,
+    writes_run,
+)
 from judging.services.topic_state import (
     FINISHED_STATES,
     adaptive_params,
@@ -112,8 +119,18 @@ def round_close_if_complete(*, round: Round) -> bool:
     round.closed_at = timezone.now()
     if closing.stage1 is not None:
         result = closing.stage1
-        Candidate.objects.filter(campaign_topic=campaign_topic, item__docid__in=result.culled).update(
-            is_active=False, culled_in_round=round.number
+        # The culled candidates are among the active ones just read: their rows by item id, the cull and the
+        # round's outcome in one prepared statement on PostgreSQL (different tables; neither reads the other).
+        item_ids = dict(candidates)
+        cull = prepared_update_write(
+            "round_close: cull",
+            lambda *, campaign_topic_id, items, number: (
+                Candidate.objects.filter(campaign_topic_id=campaign_topic_id, item_id__in=items),
+                {"is_active": False, "culled_in_round": number},
+            ),
+            campaign_topic_id=campaign_topic.pk,
+            items=[item_ids[docid] for docid in result.culled],
+            number=round.number,
         )
         round.outcome = {
             "survivors": result.survivors,
@@ -123,8 +140,10 @@ def round_close_if_complete(*, round: Round) -> bool:
             "opponents": result.opponents,
             "next_stage": result.next_stage,
         }
-        instance_update(round, ["outcome", "closed_at"])
-        if round_store(campaign_topic=campaign_topic, state=closing.state, item_ids=dict(candidates)):
+        writes_run(
+            [*([cull] if cull is not None else []), instance_update_write(round, ["outcome", "closed_at"])]
+        )
+        if round_store(campaign_topic=campaign_topic, state=closing.state, item_ids=item_ids):
             # Only new pairs give HIT building something to do; a finished topic queues none.
             campaign_id = campaign.pk
             enqueue_on_commit("judging.tasks.hit_build_task", campaign_id)

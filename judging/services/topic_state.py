@@ -28,7 +28,15 @@ from judging.engine import (
     tournament_rng,
 )
 from judging.models import Assignment, Campaign, CampaignTopic, Candidate, Judgment, Pair, Round
-from judging.services.prepared import instance_update, instances_insert, prepared_get, prepared_rows
+from judging.services.prepared import (
+    instance_update,
+    instance_update_write,
+    instances_insert,
+    prepared_get,
+    prepared_rows,
+    rows_insert_writes,
+    writes_run,
+)
 
 FINISHED_STATES = CampaignTopic.FINISHED_STATES
 
@@ -167,19 +175,24 @@ def round_store(
         candidate_count=len(state.candidates),
     )
     # Stored as create, bulk_create and save store them, without compiling per round (every round of a
-    # campaign after its first comes this way: judging.services.prepared).
+    # campaign after its first comes this way: judging.services.prepared). The pairs go in as rows (nobody
+    # uses them as instances after), with the topic's update: different tables, neither reads the other's
+    # write, so on PostgreSQL one statement after the round's insert, whose key the pairs need.
     instances_insert([round])
-    instances_insert(
-        [
-            Pair(round=round, left_id=item_ids[left], right_id=item_ids[right])
-            for left, right in opening.plan.pairs
-        ]
-    )
     campaign_topic.state = (
         CampaignTopic.State.STAGE_1 if opening.plan.stage == 1 else CampaignTopic.State.STAGE_2
     )
     campaign_topic.round_number = opening.number
-    instance_update(campaign_topic, ["state", "round_number", "updated_at"])
+    writes_run(
+        [
+            *rows_insert_writes(
+                Pair,
+                ["round_id", "left_id", "right_id"],
+                [(round.pk, item_ids[left], item_ids[right]) for left, right in opening.plan.pairs],
+            ),
+            instance_update_write(campaign_topic, ["state", "round_number", "updated_at"]),
+        ]
+    )
     return round
 
 
