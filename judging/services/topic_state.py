@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from django.db import connection, transaction
 from django.utils import timezone
 
 from judging.engine import (
@@ -29,7 +28,7 @@ from judging.engine import (
 )
 from judging.models import Assignment, Campaign, CampaignTopic, Candidate, Judgment, Pair, Round
 from judging.services.prepared import (
-    instance_update,
+    Write,
     instance_update_write,
     instances_insert,
     prepared_get,
@@ -268,20 +267,34 @@ def topic_close(*, campaign_topic: CampaignTopic, ranked: Sequence[RankedItem]) 
     campaign row is locked before counting unfinished topics, so the last two topics finishing at once
     cannot both miss that the campaign is complete."""
     by_docid = {item.docid: item for item in ranked}
+    # Every candidate of the topic in one prepared read: the ranked ones get their rank, and their number
+    # tells whether there was anything to judge.
+    candidates = prepared_rows(
+        "topic_close: candidates",
+        lambda *, campaign_topic_id: (
+            Candidate.objects.filter(campaign_topic_id=campaign_topic_id)
+            .order_by("pk")
+            .values_list("pk", "item__docid")
+        ),
+        campaign_topic_id=campaign_topic.pk,
+    )
     ranks = [
-        (pk, by_docid[docid].rank, by_docid[docid].wins)
-        for pk, docid in campaign_topic.candidates.filter(item__docid__in=by_docid)
-        .order_by("pk")
-        .values_list("pk", "item__docid")
+        (pk, by_docid[docid].rank, by_docid[docid].wins) for pk, docid in candidates if docid in by_docid
     ]
-    _candidates_rank(ranks)
-    is_trivial = campaign_topic.candidates.count() <= 1
+    is_trivial = len(candidates) <= 1
     campaign_topic.state = CampaignTopic.State.NOTHING_TO_JUDGE if is_trivial else CampaignTopic.State.DONE
     campaign_topic.finished_at = timezone.now()
     campaign_topic.assessor = None
     campaign_topic.assessor_lease_until = None
-    instance_update(
-        campaign_topic, ["state", "finished_at", "assessor", "assessor_lease_until", "updated_at"]
+    # The candidates' ranks and the topic's state: different tables, neither reads the other's write, so on
+    # PostgreSQL one statement.
+    writes_run(
+        [
+            *_candidates_rank(ranks),
+            instance_update_write(
+                campaign_topic, ["state", "finished_at", "assessor", "assessor_lease_until", "updated_at"]
+            ),
+        ]
     )
     campaign = prepared_get(
         "topic_close: campaign locked",
@@ -304,12 +317,13 @@ def topic_close(*, campaign_topic: CampaignTopic, ranked: Sequence[RankedItem]) 
         campaign.save(update_fields=["status", "finished_at"])
 
 
-def _candidates_rank(ranks: Sequence[tuple[int, int, int]]) -> None:
-    """Give each candidate ``(pk, rank, wins)`` its rank and wins, in one UPDATE by primary key: what
-    ``bulk_update`` writes, in plain SQL, since Django's building of that statement (a CASE per field, a WHEN
-    per candidate) cost more CPU than the rest of closing the topic."""
+def _candidates_rank(ranks: Sequence[tuple[int, int, int]]) -> list[Write]:
+    """The write giving each candidate ``(pk, rank, wins)`` its rank and wins (none for no ranks), for
+    ``writes_run``: one UPDATE by primary key, what ``bulk_update`` writes, in plain SQL, since Django's
+    building of that statement (a CASE per field, a WHEN per candidate) cost more CPU than the rest of
+    closing the topic."""
     if not ranks:
-        return
+        return []
     table = Candidate._meta.db_table
     whens = " ".join(["WHEN %s THEN %s"] * len(ranks))
     sql = (
@@ -319,5 +333,4 @@ def _candidates_rank(ranks: Sequence[tuple[int, int, int]]) -> None:
     params = [value for pk, rank, _ in ranks for value in (pk, int(rank))]
     params += [value for pk, _, wins in ranks for value in (pk, int(wins))]
     params += [pk for pk, _, _ in ranks]
-    with transaction.mark_for_rollback_on_error(), connection.cursor() as cursor:
-        cursor.execute(sql, params)
+    return [Write(sql, params, label="candidates' ranks")]
