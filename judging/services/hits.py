@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Exists, Max, OuterRef, Q, Subquery
+from django.db.models import Exists, Max, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from config.celery import enqueue_on_commit
@@ -29,7 +29,7 @@ from judging.engine import (
     pack_hits_distinct,
 )
 from judging.models import Assignment, Campaign, Candidate, Hit, HitSlot, Judgment, Pair
-from judging.services.prepared import rows_insert
+from judging.services.prepared import prepared_get, prepared_rows, rows_insert
 from pools.models import GradedJudgment, Item, Topic
 
 # Assignments whose work may still count: in progress, or submitted and awaiting the provider's confirmation.
@@ -45,21 +45,25 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
     challenge is left out). With a budget, no more HITs are built than it pays for (open, accepted and
     discarded HITs at pay plus fee); the rest of the queue waits. The campaign row is locked, so a pair lands
     in one HIT only. Returns the new HITs (none when nothing is queued: running it twice changes nothing)."""
-    campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    # The statements of every build are prepared once (judging.services.prepared).
+    campaign = prepared_get(
+        "hit_build: campaign locked",
+        lambda *, pk: Campaign.objects.select_for_update().filter(pk=pk),
+        pk=campaign.pk,
+    )
     if campaign.status != Campaign.Status.RUNNING or not campaign.is_crowd:
         return []
-    queued = Pair.objects.filter(
-        round__campaign_topic__campaign=campaign,
-        round__closed_at__isnull=True,
-        hit__isnull=True,
-        winner__isnull=True,
-    )
     if campaign.mode == Campaign.Mode.ADAPTIVE:
         # A pair's repeat votes (copies) go to different HITs, hence to different workers: first copies first.
-        rows = list(
-            queued.order_by("copy", "pk")
-            .annotate(left_docid=_docid("left_id"), right_docid=_docid("right_id"))
-            .values_list("pk", "left_docid", "right_docid", "round__campaign_topic__topic_id", "round_id")
+        rows = prepared_rows(
+            "hit_build: queued pairs, adaptive",
+            lambda *, campaign_id: (
+                _queued(campaign_id=campaign_id)
+                .order_by("copy", "pk")
+                .annotate(left_docid=_docid("left_id"), right_docid=_docid("right_id"))
+                .values_list("pk", "left_docid", "right_docid", "round__campaign_topic__topic_id", "round_id")
+            ),
+            campaign_id=campaign.pk,
         )
         queue = [row[:4] for row in rows]
         round_of = {row[0]: row[4] for row in rows}
@@ -69,10 +73,15 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
             key=lambda row: (round_of[row[0]], row[1], row[2]),
         )[:max_hits]
     else:
-        queue = list(
-            queued.order_by("pk")
-            .annotate(left_docid=_docid("left_id"), right_docid=_docid("right_id"))
-            .values_list("pk", "left_docid", "right_docid", "round__campaign_topic__topic_id")
+        queue = prepared_rows(
+            "hit_build: queued pairs",
+            lambda *, campaign_id: (
+                _queued(campaign_id=campaign_id)
+                .order_by("pk")
+                .annotate(left_docid=_docid("left_id"), right_docid=_docid("right_id"))
+                .values_list("pk", "left_docid", "right_docid", "round__campaign_topic__topic_id")
+            ),
+            campaign_id=campaign.pk,
         )
         chunks = pack_hits(queue, preferences_per_hit=campaign.preferences_per_hit)[:max_hits]
     if campaign.budget_usd is not None:
@@ -83,7 +92,14 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
     if not chunks:
         return []
     challenge_material = _ChallengeMaterial.load(campaign, {row[3] for chunk in chunks for row in chunk})
-    start = (Hit.objects.filter(campaign=campaign).aggregate(top=Max("number"))["top"] or 0) + 1
+    last = prepared_rows(
+        "hit_build: last number",
+        lambda *, campaign_id: (
+            Hit.objects.filter(campaign_id=campaign_id).order_by("-number").values_list("number")[:1]
+        ),
+        campaign_id=campaign.pk,
+    )
+    start = (last[0][0] if last else 0) + 1
     expires_at = timezone.now() + campaign.hit_lifetime
     hits = Hit.objects.bulk_create(
         [Hit(campaign=campaign, number=start + i, expires_at=expires_at) for i in range(len(chunks))]
@@ -131,6 +147,16 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
     with connection.cursor() as cursor:
         cursor.execute(_PAIRS_TO_NEW_HITS, [campaign.pk, start])
     return hits
+
+
+def _queued(*, campaign_id: int) -> QuerySet[Pair]:
+    """The campaign's queued pairs: in open rounds, in no HIT, without a winner."""
+    return Pair.objects.filter(
+        round__campaign_topic__campaign_id=campaign_id,
+        round__closed_at__isnull=True,
+        hit__isnull=True,
+        winner__isnull=True,
+    )
 
 
 _SLOT_FIELDS = (
