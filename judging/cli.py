@@ -37,6 +37,7 @@ from judging.engine import (
     PerfectOracle,
     Pricing,
     ReplayOracle,
+    best_first_ceiling,
     challenge_nonrelevant,
     fit_reversal_by_gap,
     plan_adaptive,
@@ -358,6 +359,16 @@ def simulate_command(args: argparse.Namespace) -> int:
         summary["noise_fit"] = {str(gap): round(fit["p"], 6) for gap, fit in reversal_fit.items()}
     summary["seed"] = args.seed
     summary.update(_agreement_with_oracle(result, PerfectOracle(values), pools, args.k))
+    if args.mode == "adaptive" and args.discriminability is None and reversal_fit is None and log is None:
+        # What no method can beat with at most --max-votes answers per pair when reversals do not depend on
+        # the items (``best_first_ceiling``): the figure to read oracle_same_best_tie_aware against.
+        error_rate = args.error_rate or 0.0
+        summary["oracle_same_best_ceiling"] = round(
+            best_first_ceiling(
+                pools, PerfectOracle(values), lambda *_pair: error_rate, max_votes=adaptive.max_votes
+            ),
+            2,
+        )
     if isinstance(oracle, ReplayOracle):
         summary["replayed_judgments"] = oracle.replayed
         summary["fallback_judgments"] = oracle.fallen_back
@@ -437,8 +448,6 @@ def plan_command(args: argparse.Namespace) -> int:
         adaptive = _adaptive_settings(args) if args.mode == "adaptive" else None
         if not 0 <= args.error_rate < 0.5:
             raise ValueError(f"--error-rate must be in [0, 0.5) (got {args.error_rate})")
-        if args.error_rate and adaptive is None:
-            raise ValueError("--error-rate plans the adaptive mode only (give --mode adaptive)")
         if args.trials < 1:
             raise ValueError(f"--trials must be at least 1 (got {args.trials})")
         if args.pool_size is None and args.qrels is None:
@@ -457,6 +466,15 @@ def plan_command(args: argparse.Namespace) -> int:
         plan_bounds_check(pool_sizes, params=params, hit_shape=hit_shape, trials=args.trials)
     except ValueError as error:
         return _fail("plan", str(error), EXIT_BAD_PARAMETERS)
+    crowd_plan = plan_campaign(
+        pool_sizes,
+        params=params,
+        trials=args.trials,
+        rng=random.Random(args.seed),
+        hit_shape=hit_shape,
+        pricing=pricing,
+        error_rate=args.error_rate,
+    )
     if adaptive is not None:
         plan = plan_adaptive(
             pool_sizes,
@@ -467,15 +485,15 @@ def plan_command(args: argparse.Namespace) -> int:
             pricing=pricing,
             error_rate=args.error_rate,
         )
+        # The paper's procedure on the same pools and crowd, to choose the mode by: under a crowd that errs
+        # often the adaptive mode calls most pairs ties and spends more for less (docs/decisions.md
+        # "Adaptive mode").
+        plan["crowd"] = {
+            name: crowd_plan[name]
+            for name in ("judgments", "hits", "cost_usd", "rounds", "p_lost", "p_lost_se")
+        }
     else:
-        plan = plan_campaign(
-            pool_sizes,
-            params=params,
-            trials=args.trials,
-            rng=random.Random(args.seed),
-            hit_shape=hit_shape,
-            pricing=pricing,
-        )
+        plan = crowd_plan
     plan["seed"] = args.seed
     if args.pool_size is not None:
         plan["pool_size"] = args.pool_size
@@ -500,8 +518,29 @@ def adaptive_plan_summary(plan: dict) -> str:
             f"costing about ${plan['cost_usd']:,.2f}; about {plan['pairs_tied']:,.0f} pairs end as ties.",
             f"Risk: about {_article(_percent(plan['p_lost']))} {_percent(plan['p_lost'])} chance per topic that "
             f"the output misses a true top-{plan['k']} passage.",
+            *_crowd_comparison(plan),
         ]
     )
+
+
+def _crowd_comparison(plan: dict) -> list[str]:
+    """The sentence that sets the adaptive plan beside the paper's procedure on the same pools and crowd, and
+    says which to choose when one is both cheaper and no riskier."""
+    crowd = plan.get("crowd")
+    if not crowd:
+        return []
+    line = (
+        f"The paper's procedure (--mode crowd) on the same pools and crowd: about {crowd['judgments']:,.0f} "
+        f"judgments, costing about ${crowd['cost_usd']:,.2f}, with {_article(_percent(crowd['p_lost']))} "
+        f"{_percent(crowd['p_lost'])} chance per topic of missing a true top-{plan['k']} passage"
+    )
+    if crowd["cost_usd"] <= plan["cost_usd"] and crowd["p_lost"] <= plan["p_lost"]:
+        line += ": the better buy for this crowd."
+    elif plan["cost_usd"] <= crowd["cost_usd"] and plan["p_lost"] <= crowd["p_lost"]:
+        line += ": the adaptive mode is the better buy."
+    else:
+        line += "."
+    return [line]
 
 
 def plan_summary(plan: dict, *, k: int) -> str:

@@ -19,7 +19,8 @@ the CLI simulator and a Celery task.
 - Quality control and HITs: ``challenge_pick``, ``challenge_nonrelevant``, ``pack_hits``, ``hit_layout`` (``SlotLayout``).
 - Simulated assessors: ``PerfectOracle``, ``NoisyOracle``, ``ReplayOracle`` (logs via ``read_judgment_log``).
 - Whole campaigns: ``simulate_crowd``, ``simulate_adaptive``, ``simulate_tournament``, ``plan_campaign``; ``top_k_agreement`` scores a
-  campaign's top-k against an oracle.
+  campaign's top-k against an oracle, ``best_first_ceiling`` what any method can reach with at most
+  ``max_votes`` answers per pair.
 """
 
 from judging.engine.adaptive import (
@@ -37,7 +38,7 @@ from judging.engine.adaptive import (
     open_candidates,
     vote_evidence,
 )
-from judging.engine.agreement import OracleAgreement, top_k_agreement
+from judging.engine.agreement import OracleAgreement, best_first_ceiling, majority_error, top_k_agreement
 from judging.engine.challenges import challenge_nonrelevant, challenge_pick, conversation_of
 from judging.engine.elimination import (
     RankedItem,
@@ -163,4 +164,6 @@ __all__ = [
     "tournament_judgment_bound",
     "tournament_rng",
     "top_k_agreement",
+    "best_first_ceiling",
+    "majority_error",
 ]

@@ -10,8 +10,9 @@ which counted the CAsT campaign's top-5 recall as 0.9769 where ``toppref simulat
 
 from __future__ import annotations
 
+import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from judging.engine.elimination import RankedItem
@@ -72,3 +73,51 @@ def top_k_agreement(
         same_best_tie_aware=same_best_tied,
         found_tie_aware=found_tied,
     )
+
+
+def majority_error(reversal: float, votes: int) -> float:
+    """The probability that the majority of ``votes`` independent answers, each reversed with probability
+    ``reversal``, picks the wrong item of a pair (an even split counting as half wrong)."""
+    wrong = 0.0
+    for reversed_answers in range(votes + 1):
+        p = (
+            math.comb(votes, reversed_answers)
+            * reversal**reversed_answers
+            * (1 - reversal) ** (votes - reversed_answers)
+        )
+        if 2 * reversed_answers > votes:
+            wrong += p
+        elif 2 * reversed_answers == votes:
+            wrong += p / 2
+    return wrong
+
+
+def best_first_ceiling(
+    pools: Mapping[str, Sequence[str]],
+    oracle: PerfectOracle,
+    reversal: Callable[[str, str, str], float],
+    *,
+    max_votes: int,
+) -> float:
+    """The expected number of topics whose best item a method can put first, tie-aware, when a pair gets at
+    most ``max_votes`` answers and ``reversal(topic, a, b)`` is the probability that one answer reverses the
+    oracle's order.
+
+    Where a topic's best item is unique, its runner-up (the oracle's second item) is the item next to it in
+    the oracle's order. When reversals do not depend on the items (``--error-rate``), swapping the two changes
+    the likelihood of no answer but those to their own pair, so no other pair says which of them is better:
+    a method that treats the two alike puts the best first at most as often as the majority of ``max_votes``
+    answers to that pair is right (fewer answers do worse). The ceiling is the number of topics less that
+    majority's error over the topics with a unique best; with 10% reversals and ``max_votes`` 5 a majority is
+    wrong 0.86% of the time. For reversals that depend on the levels (``--discriminability``,
+    ``--noise-from``) other pairs carry some evidence and the figure is no bound."""
+    ceiling = 0.0
+    for topic, pool in pools.items():
+        truth = oracle.ranking(topic, pool)
+        if not truth:
+            continue
+        ceiling += 1
+        values = oracle.values.get(topic, {})
+        if len(truth) > 1 and values.get(truth[0], 0.0) != values.get(truth[1], 0.0):
+            ceiling -= majority_error(reversal(topic, truth[0], truth[1]), max_votes)
+    return ceiling

@@ -26,12 +26,14 @@ def plan_campaign(
     rng: random.Random,
     hit_shape: HitShape = DEFAULT_HIT_SHAPE,
     pricing: Pricing = DEFAULT_PRICING,
+    error_rate: float = 0.0,
 ) -> dict[str, Any]:
     """Monte-Carlo plan of a crowd campaign over topics with the given pool sizes.
 
     Each trial gives every topic a fresh, uniformly random strict order of its candidates and runs
     ``simulate_crowd`` with a consistent crowd (``PerfectOracle`` on that order), so the only
-    randomness is the pairing graphs'. Returns a JSON-serialisable dict:
+    randomness is the pairing graphs', or with one that reverses each judgment with probability
+    ``error_rate`` (recorded as ``error_rate``). Returns a JSON-serialisable dict:
 
     - ``judgments``, ``hits``, ``cost_usd``, ``rounds``: means over trials (``*_sd``: sample standard
       deviations); ``judgments_min``/``judgments_max``;
@@ -58,6 +60,8 @@ def plan_campaign(
     params.validate()
     if trials < 1:
         raise ValueError(f"trials must be at least 1 (got {trials})")
+    if not 0 <= error_rate < 0.5:
+        raise ValueError(f"error rate must be in [0, 0.5) (got {error_rate})")
     topics = sorted(pool_sizes)
     for topic in topics:
         params.validate(pool_sizes[topic])
@@ -79,7 +83,7 @@ def plan_campaign(
         }
         result = simulate_crowd(
             {topic: sorted(order) for topic, order in true_orders.items()},
-            PerfectOracle(values),
+            _planned_crowd(values, rng=rng, error_rate=error_rate),
             params=params,
             seed=rng.randrange(2**32),
             hit_shape=hit_shape,
@@ -109,6 +113,7 @@ def plan_campaign(
         "F": params.F,
         "P": params.P,
         "culling": params.culling,
+        "error_rate": error_rate,
         "trials": trials,
         "topics": len(topics),
         "candidates": sum(pool_sizes.values()),
@@ -220,11 +225,7 @@ def plan_adaptive(
             topic: {docid: float(len(order) - i) for i, docid in enumerate(order)}
             for topic, order in true_orders.items()
         }
-        oracle: Oracle = (
-            NoisyOracle(values, rng=random.Random(rng.randrange(2**32)), error_rate=error_rate)
-            if error_rate
-            else PerfectOracle(values)
-        )
+        oracle = _planned_crowd(values, rng=rng, error_rate=error_rate)
         result = simulate_adaptive(
             {topic: sorted(order) for topic, order in true_orders.items()},
             oracle,
@@ -261,6 +262,16 @@ def plan_adaptive(
         tournament_judgment_bound(pool_sizes[t], params.k) for t in topics
     )
     return plan
+
+
+def _planned_crowd(
+    values: Mapping[str, Mapping[str, float]], *, rng: random.Random, error_rate: float
+) -> Oracle:
+    """The simulated crowd of a plan's trial: consistent, or reversing each judgment with ``error_rate`` from
+    its own stream (drawn from ``rng``)."""
+    if error_rate:
+        return NoisyOracle(values, rng=random.Random(rng.randrange(2**32)), error_rate=error_rate)
+    return PerfectOracle(values)
 
 
 def _totals_summary(totals: dict[str, list[float]]) -> dict[str, Any]:

@@ -140,9 +140,15 @@ def hit_assign_next(*, campaign: Campaign, worker: Worker, external_id: str = ""
 @transaction.atomic
 def _hit_assign_next(*, campaign: Campaign, worker: Worker, external_id: str = "") -> Assignment | None:
     now = timezone.now()
-    # One statement locks the worker and learns, under that lock (so every assignment committed for them is
-    # seen), which assignment they hold in the campaign and whether they have one that did not count. Every
-    # statement a HIT's take runs is prepared (judging.services.prepared): compiled once, not per HIT.
+    # One statement locks the worker and learns which assignment they hold in the campaign and whether they
+    # have one that did not count. On PostgreSQL its subqueries read the snapshot taken before the lock was
+    # granted: after waiting for another take of the same worker (a double click) it may miss the assignment
+    # that take created. The take then tries a second assignment, which the partial unique constraint
+    # ``one_assignment_in_progress_per_worker_campaign`` refuses, and the retry
+    # (``_retry_once_on_integrity_error``) finds the first one. An assignment the worker held that stopped
+    # counting meanwhile is still named by ``held_id``, so the take still looks for pairs they judged
+    # (``may_hold_judged``). Every statement a HIT's take runs is prepared (judging.services.prepared):
+    # compiled once, not per HIT.
     worker = prepared_get(
         "hit_assign_next: worker", _worker_with_assignments, campaign_id=campaign.pk, worker_id=worker.pk
     )
@@ -448,11 +454,12 @@ def assignment_confirm(*, assignment: Assignment) -> bool:
 
 
 def _retry_once_on_integrity_error(attempt: Callable[[], T]) -> T:
-    """Run a transaction; if the database refused it with an IntegrityError, run it once more. The worker's
-    lock makes the partial unique constraints unreachable for the services here; should a writer that skips
-    that lock take the worker's or the HIT's slot first, the whole transaction (no savepoint on the normal
-    path) rolls back and the retry finds the winner's assignment: the same worker gets it back, another is
-    told the HIT is taken or that they are busy, never an IntegrityError."""
+    """Run a transaction; if the database refused it with an IntegrityError, run it once more. The worker's lock
+    keeps the services here off the partial unique constraints, but for a take that waited for that lock (its
+    locking statement reads a snapshot from before the wait, see ``_hit_assign_next``); should such a take, or
+    a writer that skips that lock, take the worker's or the HIT's slot first, the whole transaction (no
+    savepoint on the normal path) rolls back and the retry finds the winner's assignment: the same worker gets
+    it back, another is told the HIT is taken or that they are busy, never an IntegrityError."""
     try:
         return attempt()
     except IntegrityError:
