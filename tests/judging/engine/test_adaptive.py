@@ -17,7 +17,13 @@ from judging.engine import (
     adaptive_round_open,
     simulate_adaptive,
 )
-from judging.engine.adaptive import decide, votes_wanted
+from judging.engine.adaptive import (
+    comparison_graph,
+    decide,
+    decisive_within_reach,
+    open_candidates,
+    votes_wanted,
+)
 
 
 @st.composite
@@ -175,6 +181,62 @@ def test_a_weakly_confirmed_pair_of_the_top_k_is_asked_again_before_the_topic_en
         ("d3", 4),
         ("d4", 5),
     ]
+
+
+def test_a_crowd_too_noisy_for_the_decisive_level_confirms_every_pair_at_the_plain_level():
+    # Given the default 5 votes and confidence 0.95, a crowd erring 10% reaches the decisive level 4-1 (one
+    # dissent within 5 votes), one erring 15% only 4-0: then a topic's first pairs, which a 10% crowd must
+    # confirm 3-0, are confirmed 2-0 like any other, and the best pair confirmed 3-0 is not verified.
+    params = AdaptiveParams()
+    within, beyond = ErrorModel(rate=0.1), ErrorModel(rate=0.15)
+    assert decisive_within_reach(params, within) and not decisive_within_reach(params, beyond)
+    assert not decisive_within_reach(AdaptiveParams(max_votes=4), within)
+    first = AdaptiveState(topic="t", candidates=tuple(f"d{i}" for i in range(8)))
+    opening = adaptive_round_open(first, params=params, seed=1, errors=within)
+    assert {request.votes for request in opening.requests} == {3}  # log(199) needs 3 votes of log 9
+    votes = [(*request.pair, request.pair[0], f"w{n}") for request in opening.requests for n in range(2)]
+    noisy = adaptive_round_close(first, number=1, stage=1, votes=votes, params=params, errors=beyond)
+    assert set(noisy.decided) == {request.pair for request in opening.requests}
+    careful = adaptive_round_close(first, number=1, stage=1, votes=votes, params=params, errors=within)
+    assert not careful.decided
+    final = adaptive_round_open(
+        _final_five([("d0", "w1"), ("d0", "w2"), ("d0", "w3")]), params=params, seed=1, errors=beyond
+    )
+    assert final.ranked is not None and final.ranked[0].docid == "d0"
+
+
+def test_a_cycle_of_confirmed_pairs_puts_none_of_its_candidates_out():
+    # Given a noisy crowd's contradiction, a > b > c > a confirmed, and d below c, then with k = 2 a, b and c
+    # stay open (none is confirmed better than another) while d has all three above it; with k = 1 the topic
+    # still ends with a ranking, by the cycle's votes.
+    votes = {("a", "b"): (("a", "w1"),), ("b", "c"): (("b", "w2"),), ("a", "c"): (("c", "w3"),)}
+    votes[("c", "d")] = (("c", "w4"),)
+    state = AdaptiveState(
+        topic="t",
+        candidates=("a", "b", "c", "d"),
+        rounds=2,
+        votes=votes,
+        decided={pair: pair_votes[0][0] for pair, pair_votes in votes.items()},
+    )
+    graph = comparison_graph(state)
+    assert [graph.above_count(i) for i in range(4)] == [0, 0, 0, 3]
+    assert open_candidates(state, k=2) == ["a", "b", "c"]
+    params = AdaptiveParams(k=1, F=5)
+    opening = adaptive_round_open(state, params=params, seed=1, errors=ErrorModel(rate=0.004))
+    while not opening.is_final:
+        answers = [
+            (*r.pair, r.pair[0], f"v{opening.number}-{n}") for r in opening.requests for n in range(r.votes)
+        ]
+        state = adaptive_round_close(
+            state,
+            number=opening.number,
+            stage=opening.stage,
+            votes=answers,
+            params=params,
+            errors=ErrorModel(rate=0.004),
+        )
+        opening = adaptive_round_open(state, params=params, seed=1, errors=ErrorModel(rate=0.004))
+    assert opening.ranked and opening.ranked[0].docid in {"a", "b", "c"}
 
 
 def test_a_decisively_confirmed_top_k_ends_without_verification_and_stage_1_refuses_confirmed_pairs():
