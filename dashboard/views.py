@@ -145,6 +145,7 @@ def campaign_detail(request, name: str):
         "forecast_total_usd": None if forecast is None else progress.spend_usd + forecast.cost_usd,
         "ties": selectors.campaign_ties_at_k(campaign=campaign),
         "adaptive_topics": selectors.campaign_adaptive_topics(campaign=campaign),
+        "adaptive_crowd": selectors.campaign_adaptive_crowd(campaign=campaign),
         "triples": selectors.campaign_intransitive_triples(campaign=campaign),
         "top_k": selectors.campaign_top_k_with_text(campaign=campaign),
         "held": selectors.campaign_held_assignments(campaign=campaign),

@@ -18,7 +18,12 @@ from judging.selectors.access import (
     user_is_researcher,
 )
 from judging.selectors.actions import ACTIONS_BY_STATUS, campaign_allowed_actions
-from judging.selectors.adaptive import AdaptiveTopicRow, campaign_adaptive_topics
+from judging.selectors.adaptive import (
+    AdaptiveCrowd,
+    AdaptiveTopicRow,
+    campaign_adaptive_crowd,
+    campaign_adaptive_topics,
+)
 from judging.selectors.forecast import Forecast, campaign_forecast
 from judging.selectors.judge import (
     JUDGE_ROLES,
@@ -67,7 +72,9 @@ __all__ = [
     "Spend",
     "campaign_allowed_actions",
     "campaign_spend",
+    "AdaptiveCrowd",
     "AdaptiveTopicRow",
+    "campaign_adaptive_crowd",
     "campaign_adaptive_topics",
     "HeldAssignment",
     "campaign_held_assignments",

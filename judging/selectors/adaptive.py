@@ -1,12 +1,96 @@
-"""Reads of adaptive campaigns (judging.engine.adaptive): per topic, the candidates still open, those confirmed
-out (k others confirmed above them) and the pairs that ended as ties."""
+"""Reads of adaptive campaigns (judging.engine.adaptive): the engine's parameters of a campaign, the crowd's
+estimated error rates, and per topic the candidates still open, those confirmed out (k others confirmed above
+them) and the pairs that ended as ties."""
 
 from __future__ import annotations
 
+import math
 from typing import TypedDict
 
-from judging.engine import AdaptiveState, open_candidates
-from judging.models import Campaign, CampaignTopic
+from judging.engine import (
+    DEFAULT_ADAPTIVE_PARAMS,
+    AdaptiveParams,
+    AdaptiveState,
+    ErrorEvidence,
+    ErrorModel,
+    error_estimate_from_votes,
+    open_candidates,
+)
+from judging.engine.adaptive import decisive_limits, decisive_within_reach
+from judging.models import Assignment, Campaign, CampaignTopic, Judgment
+
+
+def adaptive_params(campaign: Campaign) -> AdaptiveParams:
+    """The engine's parameters for an adaptive campaign (F: the engine's default, at least k)."""
+    return AdaptiveParams(
+        k=campaign.k,
+        F=max(campaign.k, DEFAULT_ADAPTIVE_PARAMS.F),
+        max_votes=campaign.max_votes,
+        confidence=campaign.confidence,
+    )
+
+
+def worker_key(worker_id: int) -> str:
+    """How a worker is named in an adaptive topic's votes."""
+    return f"w{worker_id}"
+
+
+def _campaign_error_evidence(*, campaign: Campaign) -> tuple[ErrorEvidence, list[dict]]:
+    """The challenges of every submitted HIT, per worker, and each topic's stored summary of its votes."""
+    evidence = ErrorEvidence()
+    answers = Judgment.objects.filter(
+        slot__hit__campaign=campaign,
+        slot__is_challenge=True,
+        assignment__status__in=(Assignment.Status.ACCEPTED, Assignment.Status.DISCARDED),
+    ).values_list("assignment__worker_id", "slot__expected_winner_id", "winner_id")
+    for worker_id, expected, winner in answers.order_by("pk"):
+        evidence.challenge(worker_key(worker_id), failed=winner != expected)
+    # Each topic's stored summary of its votes (the database extracts the one key), not every vote.
+    topics = CampaignTopic.objects.filter(campaign=campaign, adaptive_state__isnull=False).order_by("pk")
+    summaries = [
+        data for data in topics.values_list("adaptive_state__evidence", flat=True) if data is not None
+    ]
+    return evidence, summaries
+
+
+def campaign_error_model(*, campaign: Campaign) -> ErrorModel:
+    """The campaign's estimated error rates now (``error_estimate``): the challenges of every submitted HIT
+    and the votes of every topic."""
+    return error_estimate_from_votes(*_campaign_error_evidence(campaign=campaign))
+
+
+class AdaptiveCrowd(TypedDict):
+    error_rate: float
+    error_percent: float
+    challenges: int
+    challenge_failures: int
+    decisive_within_reach: bool
+    plain_margin: int
+    decisive_margin: int
+
+
+def campaign_adaptive_crowd(*, campaign: Campaign) -> AdaptiveCrowd | None:
+    """What an adaptive campaign's crowd looks like to the engine now: its estimated error rate, the
+    challenges behind it, and the margin of agreeing votes (votes for one side less votes for the other) that
+    confirms a pair at the plain level and at the decisive one (pairs that put a candidate out or order the
+    top-k), or whether that level is out of the crowd's reach within ``max_votes`` (``decisive_within_reach``);
+    None for other modes."""
+    if campaign.mode != Campaign.Mode.ADAPTIVE:
+        return None
+    evidence, summaries = _campaign_error_evidence(campaign=campaign)
+    errors = error_estimate_from_votes(evidence, summaries)
+    params = adaptive_params(campaign)
+    risk = 1 - params.confidence
+    weight = errors.weight("")
+    return AdaptiveCrowd(
+        error_rate=errors.rate,
+        error_percent=round(100 * errors.rate, 1),
+        challenges=sum(n for n, _ in evidence.challenges.values()),
+        challenge_failures=sum(failed for _, failed in evidence.challenges.values()),
+        decisive_within_reach=decisive_within_reach(params, errors),
+        plain_margin=math.ceil(math.log((1 - risk) / risk) / weight - 1e-9),
+        decisive_margin=math.ceil(decisive_limits(params, errors)[0] / weight - 1e-9),
+    )
 
 
 class AdaptiveTopicRow(TypedDict):

@@ -23,6 +23,7 @@ from judging.engine import (
     topic_round_close,
 )
 from judging.models import Assignment, CampaignTopic, Candidate, Judgment, Pair, Round
+from judging.selectors.adaptive import worker_key
 from judging.services.prepared import (
     instance_update,
     instance_update_write,
@@ -39,7 +40,6 @@ from judging.services.topic_state import (
     campaign_params,
     round_store,
     topic_close,
-    worker_key,
 )
 
 

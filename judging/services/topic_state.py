@@ -11,22 +11,18 @@ from collections.abc import Mapping, Sequence
 from django.utils import timezone
 
 from judging.engine import (
-    DEFAULT_ADAPTIVE_PARAMS,
-    AdaptiveParams,
     AdaptiveState,
     CrowdParams,
-    ErrorEvidence,
-    ErrorModel,
     RankedItem,
     TopicState,
     Tournament,
     adaptive_round_open,
-    error_estimate_from_votes,
     open_candidates,
     topic_round_open,
     tournament_rng,
 )
-from judging.models import Assignment, Campaign, CampaignTopic, Candidate, Judgment, Pair, Round
+from judging.models import Campaign, CampaignTopic, Candidate, Pair, Round
+from judging.selectors.adaptive import adaptive_params, campaign_error_model
 from judging.services.prepared import (
     Write,
     instance_update_write,
@@ -51,45 +47,11 @@ def campaign_params(campaign: Campaign) -> CrowdParams:
     )
 
 
-def adaptive_params(campaign: Campaign) -> AdaptiveParams:
-    """The engine's parameters for an adaptive campaign (F: the engine's default, at least k)."""
-    return AdaptiveParams(
-        k=campaign.k,
-        F=max(campaign.k, DEFAULT_ADAPTIVE_PARAMS.F),
-        max_votes=campaign.max_votes,
-        confidence=campaign.confidence,
-    )
-
-
 def adaptive_state_load(*, campaign_topic: CampaignTopic) -> AdaptiveState:
     """The engine's ``AdaptiveState`` of a topic: every candidate in stored order and the stored votes."""
     candidates = campaign_topic.candidates.order_by("position").values_list("item__docid", flat=True)
     return AdaptiveState.from_json(
         campaign_topic.topic.topic_id, tuple(candidates), campaign_topic.adaptive_state
-    )
-
-
-def worker_key(worker_id: int) -> str:
-    """How a worker is named in an adaptive topic's votes."""
-    return f"w{worker_id}"
-
-
-def campaign_error_model(*, campaign: Campaign) -> ErrorModel:
-    """The campaign's estimated error rates now (``error_estimate``): the challenges of every submitted HIT
-    and the votes of every topic."""
-    evidence = ErrorEvidence()
-    answers = Judgment.objects.filter(
-        slot__hit__campaign=campaign,
-        slot__is_challenge=True,
-        assignment__status__in=(Assignment.Status.ACCEPTED, Assignment.Status.DISCARDED),
-    ).values_list("assignment__worker_id", "slot__expected_winner_id", "winner_id")
-    for worker_id, expected, winner in answers.order_by("pk"):
-        evidence.challenge(worker_key(worker_id), failed=winner != expected)
-    # Each topic's stored summary of its votes (the database extracts the one key), not every vote.
-    topics = CampaignTopic.objects.filter(campaign=campaign, adaptive_state__isnull=False).order_by("pk")
-    return error_estimate_from_votes(
-        evidence,
-        (data for data in topics.values_list("adaptive_state__evidence", flat=True) if data is not None),
     )
 
 

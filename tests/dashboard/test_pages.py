@@ -223,6 +223,44 @@ def test_an_adaptive_campaign_from_the_form_shows_open_out_and_tied_per_topic(
     assert any(row["out"] for row in rows) and all(row["tied"] == [] for row in rows)
     html = page.content.decode()
     assert 'id="adaptive-topics"' in html and "max 4 votes a pair" in html
+    # the crowd as the engine sees it: a consistent one fails no challenge and one vote confirms any pair
+    crowd = page.context["adaptive_crowd"]
+    assert crowd["challenges"] > 0 and crowd["challenge_failures"] == 0
+    assert (crowd["decisive_within_reach"], crowd["plain_margin"], crowd["decisive_margin"]) == (True, 1, 1)
+    assert 'data-decisive="within-reach"' in html and "leads by 1 vote;" in html
+
+
+def test_the_campaign_page_says_when_a_crowd_is_too_noisy_for_the_decisive_level(
+    client, researcher, demo_collection
+):
+    import random
+
+    from judging.engine import NoisyOracle
+    from judging.models import Campaign
+    from judging.services import campaign_create, campaign_start
+    from judging.services.simulated_crowd import campaign_simulate
+    from pools.trec import read_qrels
+    from tests.conftest import DEMO_DIR
+
+    # Given an adaptive campaign on the demo judged by a crowd that reverses 30% of its answers
+    campaign = campaign_start(
+        campaign=campaign_create(
+            collection=demo_collection, name="noisy", mode="adaptive", seed=2, owner=researcher
+        )
+    )
+    values = read_qrels(DEMO_DIR / "qrels.preference.txt")
+    campaign_simulate(campaign=campaign, oracle=NoisyOracle(values, rng=random.Random(2), error_rate=0.3))
+    assert Campaign.objects.get(pk=campaign.pk).status == "done"
+    # When its owner opens its page, then it shows the estimate, its challenges and that every pair is held to
+    # the plain level only, with the command that compares the paper's procedure for such a crowd
+    client.force_login(researcher)
+    page = client.get("/dashboard/campaigns/noisy/")
+    crowd = page.context["adaptive_crowd"]
+    assert crowd["error_rate"] > 0.15 and crowd["challenge_failures"] > 0
+    assert not crowd["decisive_within_reach"] and crowd["plain_margin"] == crowd["decisive_margin"] >= 3
+    html = page.content.decode()
+    assert 'data-decisive="out-of-reach"' in html and "Too noisy for the stricter level" in html
+    assert f"toppref plan --mode adaptive --error-rate {crowd['error_rate']:.2f}" in html
 
 
 def test_the_campaign_page_shows_held_assignments_and_their_age(client, researcher, finished_campaign):
