@@ -108,15 +108,39 @@ def campaign_progress_data(campaign: Campaign) -> dict[str, object]:
     return selectors.campaign_progress(campaign=campaign).as_dict()
 
 
+class AdaptiveCrowdSerializer(serializers.Serializer):
+    """An adaptive campaign's crowd as the engine sees it now (``campaign_adaptive_crowd``)."""
+
+    error_rate = serializers.FloatField(help_text="the crowd's estimated probability of reversing a pair")
+    error_percent = serializers.FloatField()
+    challenges = serializers.IntegerField(help_text="challenge answers behind the estimate")
+    challenge_failures = serializers.IntegerField()
+    decisive_within_reach = serializers.BooleanField(
+        help_text="false: too noisy for the stricter level within max_votes; every pair is held to the plain one"
+    )
+    plain_margin = serializers.IntegerField(help_text="the lead in votes that confirms a pair")
+    decisive_margin = serializers.IntegerField(
+        help_text="the lead in votes that confirms a pair that puts a candidate out or orders the top-k"
+    )
+
+
 class CampaignDetailSerializer(CampaignSerializer):
     progress = serializers.SerializerMethodField()
+    crowd = serializers.SerializerMethodField()
 
     class Meta(CampaignSerializer.Meta):
-        fields = [*CampaignSerializer.Meta.fields, "progress"]
+        fields = [*CampaignSerializer.Meta.fields, "progress", "crowd"]
 
     @extend_schema_field(CampaignProgressSerializer)
     def get_progress(self, campaign) -> dict:
         return CampaignProgressSerializer(campaign_progress_data(campaign)).data
+
+    @extend_schema_field(AdaptiveCrowdSerializer(allow_null=True))
+    def get_crowd(self, campaign) -> dict | None:
+        """Adaptive campaigns: the crowd's estimated error rate and the vote leads that confirm a pair; null
+        for other modes."""
+        crowd = selectors.campaign_adaptive_crowd(campaign=campaign)
+        return None if crowd is None else AdaptiveCrowdSerializer(crowd).data
 
 
 class CampaignListApi(ResearcherApi, generics.ListCreateAPIView):

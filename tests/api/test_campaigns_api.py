@@ -68,6 +68,38 @@ def test_campaign_detail_has_progress_and_is_404_for_another_researcher(api, out
     assert api.get("/api/campaigns/missing/").status_code == 404
 
 
+def test_an_adaptive_campaigns_detail_has_its_crowd_as_the_engine_sees_it(api, researcher, demo_collection):
+    import math
+    import random
+
+    from judging.engine import NoisyOracle
+    from judging.services import campaign_create, campaign_start
+    from judging.services.simulated_crowd import campaign_simulate
+    from pools.trec import read_qrels
+    from tests.conftest import DEMO_DIR
+
+    # Given an adaptive campaign judged by a crowd reversing 8% of its answers, and a crowd-mode draft
+    campaign = campaign_start(
+        campaign=campaign_create(
+            collection=demo_collection, name="adaptive-api", mode="adaptive", seed=4, owner=researcher
+        )
+    )
+    values = read_qrels(DEMO_DIR / "qrels.preference.txt")
+    campaign_simulate(campaign=campaign, oracle=NoisyOracle(values, rng=random.Random(4), error_rate=0.08))
+    campaign_create(collection=demo_collection, name="crowd-api", owner=researcher)
+    # When their details are read, then the adaptive one carries the estimate, its challenges and the vote
+    # leads that confirm a pair (within reach at this rate: the stricter lead is the larger), the other null
+    crowd = api.get("/api/campaigns/adaptive-api/").json()["crowd"]
+    assert 0 < crowd["error_rate"] < 0.146 and crowd["challenges"] > crowd["challenge_failures"] > 0
+    assert crowd["decisive_within_reach"] is True
+    vote = math.log((1 - crowd["error_rate"]) / crowd["error_rate"])
+    # log(0.95 / 0.05) and, at the risk cut tenfold, log(0.995 / 0.005), in whole votes
+    assert crowd["plain_margin"] == math.ceil(math.log(19) / vote) >= 2
+    assert crowd["decisive_margin"] == math.ceil(math.log(199) / vote) >= crowd["plain_margin"]
+    assert crowd["error_percent"] == round(100 * crowd["error_rate"], 1)
+    assert api.get("/api/campaigns/crowd-api/").json()["crowd"] is None
+
+
 def test_start_pause_resume(api, outsiders, draft_campaign, django_capture_on_commit_callbacks):
     for client, expected in outsiders:
         assert client.post("/api/campaigns/demo-draft/start/").status_code == expected
