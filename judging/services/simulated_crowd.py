@@ -56,6 +56,9 @@ def campaign_simulate(
     raising ``CampaignStalledError`` after ``timeout_seconds`` without progress."""
     workers = [_simulated_worker(campaign, i) for i in range(worker_count)]
     created = worker_count
+    # Workers who joined because every one at hand had judged a pair of the open HITs (``MAX_EXTRA_WORKERS``);
+    # those who replace an excluded worker are not counted here: under a noisy crowd they run to thousands.
+    joined = 0
     hits = discarded = answers = 0
     turn = 0
     idle_since = time.monotonic()
@@ -77,12 +80,13 @@ def campaign_simulate(
                 if (
                     campaign.mode == Campaign.Mode.ADAPTIVE
                     and Hit.objects.filter(campaign=campaign, status=Hit.Status.OPEN).exists()
-                    and created < worker_count + MAX_EXTRA_WORKERS
+                    and joined < MAX_EXTRA_WORKERS
                 ):
                     # Every worker at hand judged a pair of the open HITs before (adaptive repeat votes go to
                     # workers who have not): a new worker joins, as a real crowd's would.
                     workers.append(_simulated_worker(campaign, created))
                     created += 1
+                    joined += 1
                     continue
                 campaign.refresh_from_db(fields=["status"])
                 if campaign.status == Campaign.Status.DONE:
