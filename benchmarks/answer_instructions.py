@@ -28,14 +28,13 @@ import time
 from pathlib import Path
 from urllib.parse import urlencode
 
+# The same stand-in passage as the pages benchmark (this script's folder is first on the path when run).
+from judging_pages import PASSAGE
+
 REPO_DIR = Path(__file__).resolve().parent.parent
 CAST_DIR = REPO_DIR.parent / "shared" / "data" / "cast2019"
 # The body the pair page's script and benchmarks/judging_load.py's judges send.
 FORM = "application/x-www-form-urlencoded"
-PASSAGE = (
-    "The passage text stands in for a CAsT paragraph: several sentences on the topic, with names, numbers and "
-    "a few clauses, as a Wikipedia or MS MARCO paragraph would have. "
-) * 8
 
 
 def main() -> int:
