@@ -435,6 +435,11 @@ class Assignment(models.Model):
     # this participant's submission in the study); set at creation for the local crowd. Until then its
     # answers are stored but count toward nothing (rounds, payments, exports).
     confirmed_at = models.DateTimeField(null=True, blank=True)
+    # The HIT's challenges and how many of them this worker failed, set when the assignment is counted or
+    # discarded: an adaptive campaign's error estimate sums them per worker at every round it closes and
+    # opens, which reading every challenge answer made grow with the campaign.
+    challenges = models.PositiveSmallIntegerField(default=0)
+    challenges_failed = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         ordering = ["hit_id", "started_at"]

@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 from typing import TypedDict
 
+from django.db.models import Sum
+
 from judging.engine import (
     DEFAULT_ADAPTIVE_PARAMS,
     AdaptiveParams,
@@ -17,7 +19,7 @@ from judging.engine import (
     open_candidates,
 )
 from judging.engine.adaptive import decisive_limits, decisive_within_reach
-from judging.models import Assignment, Campaign, CampaignTopic, Judgment
+from judging.models import Assignment, Campaign, CampaignTopic
 
 
 def adaptive_params(campaign: Campaign) -> AdaptiveParams:
@@ -36,15 +38,23 @@ def worker_key(worker_id: int) -> str:
 
 
 def _campaign_error_evidence(*, campaign: Campaign) -> tuple[ErrorEvidence, list[dict]]:
-    """The challenges of every submitted HIT, per worker, and each topic's stored summary of its votes."""
+    """The challenges of every counted or discarded HIT, per worker, and each topic's stored summary of its
+    votes."""
     evidence = ErrorEvidence()
-    answers = Judgment.objects.filter(
-        slot__hit__campaign=campaign,
-        slot__is_challenge=True,
-        assignment__status__in=(Assignment.Status.ACCEPTED, Assignment.Status.DISCARDED),
-    ).values_list("assignment__worker_id", "slot__expected_winner_id", "winner_id")
-    for worker_id, expected, winner in answers.order_by("pk"):
-        evidence.challenge(worker_key(worker_id), failed=winner != expected)
+    # Each counted or discarded assignment keeps its challenges and failures, summed here per worker.
+    per_worker = (
+        Assignment.objects.filter(
+            campaign=campaign,
+            status__in=(Assignment.Status.ACCEPTED, Assignment.Status.DISCARDED),
+            challenges__gt=0,
+        )
+        .order_by("worker_id")
+        .values("worker_id")
+        .annotate(answers=Sum("challenges"), failed=Sum("challenges_failed"))
+        .values_list("worker_id", "answers", "failed")
+    )
+    for worker_id, answers, failed in per_worker:
+        evidence.challenges[worker_key(worker_id)] = [answers, failed]
     # Each topic's stored summary of its votes (the database extracts the one key), not every vote.
     topics = CampaignTopic.objects.filter(campaign=campaign, adaptive_state__isnull=False).order_by("pk")
     summaries = [

@@ -794,6 +794,8 @@ def _assignment_count(
             )
         )
     failed = sum(1 for is_challenge, expected, _, winner in answers if is_challenge and winner != expected)
+    assignment.challenges = sum(1 for is_challenge, *_ in answers if is_challenge)
+    assignment.challenges_failed = failed
     worker = assignment.worker
     if failed:
         # In the scope of the campaign's owner: it keeps the worker out of that owner's campaigns only.
@@ -805,7 +807,15 @@ def _assignment_count(
     assignment.earned_usd = hit.reward_usd if hit.reward_usd is not None else campaign.pay_per_hit_usd
     if campaign.provider == Campaign.Provider.LOCAL:
         assignment.paid_usd, assignment.paid_at = assignment.earned_usd, now
-    fields = ["status", "submitted_at", "earned_usd", "paid_usd", "paid_at"]
+    fields = [
+        "status",
+        "submitted_at",
+        "earned_usd",
+        "paid_usd",
+        "paid_at",
+        "challenges",
+        "challenges_failed",
+    ]
     # A failed challenge has just excluded the worker; otherwise the lock's statement read whether they are
     # (``_worker_excluded_for_assignment``), when it was asked to.
     excluded = assignment.__dict__.get("worker_excluded")

@@ -408,6 +408,13 @@ def test_a_noisy_crowd_finishes_an_adaptive_campaign_with_a_consistent_status(ca
     campaign = Campaign.objects.get(name="demo-noisy")
     assert campaign.status == "done"
     assert Assignment.objects.filter(campaign=campaign, status="discarded").count() > 10, report
+    # Each counted or discarded assignment keeps its challenges and failures (what the error estimate sums):
+    # the same as its challenge answers say.
+    for assignment in Assignment.objects.filter(campaign=campaign, status__in=("accepted", "discarded")):
+        answers = Judgment.objects.filter(assignment=assignment, slot__is_challenge=True)
+        failed = sum(a.winner_id != a.slot.expected_winner_id for a in answers.select_related("slot"))
+        assert (assignment.challenges, assignment.challenges_failed) == (answers.count(), failed)
+    assert Assignment.objects.filter(campaign=campaign, challenges_failed__gt=0).exists()
     progress = campaign_progress(campaign=campaign)
     assert progress.pairs_queued == 0 and progress.pairs_in_hits == 0 and progress.hits["open"] == 0
     assert status["status"] == "done"

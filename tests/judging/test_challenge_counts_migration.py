@@ -1,0 +1,65 @@
+"""The migration that gives assignments their challenge counts fills them in for assignments counted or
+discarded before it: the error estimate of an adaptive campaign sums them per worker."""
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+BEFORE = [("judging", "0006_campaign_path_indexes")]
+AFTER = [("judging", "0007_assignment_challenge_counts")]
+
+
+def _migrate(targets):
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(targets)
+    return executor.loader.project_state(targets).apps
+
+
+@pytest.mark.django_db(transaction=True)
+def test_counted_and_discarded_assignments_get_their_challenges_and_failures():
+    apps = _migrate(BEFORE)
+    Collection = apps.get_model("pools", "Collection")
+    Topic = apps.get_model("pools", "Topic")
+    Item = apps.get_model("pools", "Item")
+    Campaign = apps.get_model("judging", "Campaign")
+    Hit = apps.get_model("judging", "Hit")
+    HitSlot = apps.get_model("judging", "HitSlot")
+    Worker = apps.get_model("judging", "Worker")
+    Assignment = apps.get_model("judging", "Assignment")
+    Judgment = apps.get_model("judging", "Judgment")
+    collection = Collection.objects.create(name="c")
+    topic = Topic.objects.create(collection=collection, topic_id="t1")
+    good, bad, other = (
+        Item.objects.create(collection=collection, docid=d) for d in ("good", "junk", "other")
+    )
+    campaign = Campaign.objects.create(collection=collection, name="camp")
+    assignments = {}
+    for number, (status, answers) in enumerate(
+        [("accepted", [good, good]), ("discarded", [good, bad]), ("in_progress", [bad, bad])], start=1
+    ):
+        hit = Hit.objects.create(campaign=campaign, number=number)
+        worker = Worker.objects.create(provider="local", external_id=f"w{number}")
+        assignment = Assignment.objects.create(hit=hit, campaign=campaign, worker=worker, status=status)
+        # two challenges: good beats junk
+        for position, winner in enumerate(answers):
+            slot = HitSlot.objects.create(
+                hit=hit,
+                position=position,
+                topic=topic,
+                left=good,
+                right=bad,
+                is_challenge=True,
+                expected_winner=good,
+            )
+            Judgment.objects.create(assignment=assignment, slot=slot, winner=winner)
+        assignments[status] = assignment.pk
+
+    apps = _migrate(AFTER)
+    Assignment = apps.get_model("judging", "Assignment")
+    counts = {
+        status: tuple(Assignment.objects.filter(pk=pk).values_list("challenges", "challenges_failed").get())
+        for status, pk in assignments.items()
+    }
+    # an assignment still in progress counts nothing yet: its submit will set them
+    assert counts == {"accepted": (2, 0), "discarded": (2, 1), "in_progress": (0, 0)}
