@@ -855,7 +855,10 @@ def _assignment_count(
     )
     if round_ids is None:
         round_ids = set(Pair.objects.filter(hit=hit).values_list("round_id", flat=True))
-    transaction.on_commit(lambda: _rounds_close_complete(sorted(round_ids)))
+    adaptive_campaign = campaign.pk if campaign.mode == Campaign.Mode.ADAPTIVE else None
+    transaction.on_commit(
+        lambda: _rounds_close_complete(sorted(round_ids), adaptive_campaign=adaptive_campaign)
+    )
 
 
 def _pairs_winners(
@@ -872,12 +875,16 @@ def _pairs_winners(
     return Pair.objects.filter(pk__in=pair_ids), {"winner_id": winner, "judged_at": now}
 
 
-def _rounds_close_complete(round_ids: list[int]) -> None:
+def _rounds_close_complete(round_ids: list[int], *, adaptive_campaign: int | None = None) -> None:
     """After a HIT counted: queue the closing of those of its rounds that are now complete, asked once for
     all of them. Asked after commit, so of HITs of one round counted at the same moment the last to commit
-    sees every answer; a round queued twice closes once (``round_close_if_complete`` is idempotent)."""
+    sees every answer; a round queued twice closes once (``round_close_if_complete`` is idempotent). In an
+    adaptive campaign (``adaptive_campaign``) a HIT build is queued too: the pairs that ``hit_build`` held
+    back for a fuller HIT are packed once no other HIT is open, which this HIT may have been the last of."""
     for (round_id,) in prepared_rows("rounds complete", _rounds_complete, round_ids=round_ids):
         enqueue("judging.tasks.round_close_if_complete_task", round_id)
+    if adaptive_campaign is not None:
+        enqueue("judging.tasks.hit_build_task", adaptive_campaign)
 
 
 def _rounds_complete(*, round_ids: Sequence[int]) -> QuerySet[Round, tuple[int]]:
