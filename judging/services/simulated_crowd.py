@@ -59,6 +59,7 @@ def campaign_simulate(
     # Workers who joined because every one at hand had judged a pair of the open HITs (``MAX_EXTRA_WORKERS``);
     # those who replace an excluded worker are not counted here: under a noisy crowd they run to thousands.
     joined = 0
+    just_joined = False
     hits = discarded = answers = 0
     turn = 0
     idle_since = time.monotonic()
@@ -72,21 +73,26 @@ def campaign_simulate(
             campaign.refresh_from_db(fields=["status"])
             if campaign.status == Campaign.Status.DONE:
                 break
+            if (
+                campaign.mode == Campaign.Mode.ADAPTIVE
+                and not just_joined
+                and joined < MAX_EXTRA_WORKERS
+                and Hit.objects.filter(campaign=campaign, status=Hit.Status.OPEN).exists()
+            ):
+                # This worker judged a pair of every open HIT before (adaptive repeat votes go to workers who
+                # have not): a new worker joins and takes one, as a real crowd's would, before anything waits.
+                workers.append(_simulated_worker(campaign, created))
+                created += 1
+                joined += 1
+                turn = len(workers) - 1
+                just_joined = True
+                continue
+            # A worker who judged nothing found no HIT either: the open ones wait for something else.
+            just_joined = False
             if drive:
                 counts = campaign_advance(campaign=campaign)
                 if any(counts.values()):
                     idle_since = time.monotonic()
-                    continue
-                if (
-                    campaign.mode == Campaign.Mode.ADAPTIVE
-                    and Hit.objects.filter(campaign=campaign, status=Hit.Status.OPEN).exists()
-                    and joined < MAX_EXTRA_WORKERS
-                ):
-                    # Every worker at hand judged a pair of the open HITs before (adaptive repeat votes go to
-                    # workers who have not): a new worker joins, as a real crowd's would.
-                    workers.append(_simulated_worker(campaign, created))
-                    created += 1
-                    joined += 1
                     continue
                 campaign.refresh_from_db(fields=["status"])
                 if campaign.status == Campaign.Status.DONE:
@@ -103,6 +109,7 @@ def campaign_simulate(
             time.sleep(poll_seconds)
             continue
         idle_since = time.monotonic()
+        just_joined = False
         if assignment.hit_id not in hit_slots:
             hit_slots.update(_open_hit_slots(campaign, since=assignment.hit_id))
         winners = {}
