@@ -2,23 +2,16 @@
 discarded before it: the error estimate of an adaptive campaign sums them per worker."""
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+
+from tests.migrations import migrate_to
 
 BEFORE = [("judging", "0006_campaign_path_indexes")]
 AFTER = [("judging", "0007_assignment_challenge_counts")]
 
 
-def _migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
 @pytest.mark.django_db(transaction=True)
 def test_counted_and_discarded_assignments_get_their_challenges_and_failures():
-    apps = _migrate(BEFORE)
+    apps = migrate_to(BEFORE)
     Collection = apps.get_model("pools", "Collection")
     Topic = apps.get_model("pools", "Topic")
     Item = apps.get_model("pools", "Item")
@@ -55,7 +48,7 @@ def test_counted_and_discarded_assignments_get_their_challenges_and_failures():
             Judgment.objects.create(assignment=assignment, slot=slot, winner=winner)
         assignments[status] = assignment.pk
 
-    apps = _migrate(AFTER)
+    apps = migrate_to(AFTER)
     Assignment = apps.get_model("judging", "Assignment")
     counts = {
         status: tuple(Assignment.objects.filter(pk=pk).values_list("challenges", "challenges_failed").get())

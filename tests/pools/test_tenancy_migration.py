@@ -3,23 +3,16 @@ campaigns that use them when it is unique, uploaded runs their uploader's campai
 challenge-failure exclusion its campaign owner's scope, and scores of another campaign's run go."""
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
+
+from tests.migrations import latest_targets, migrate_to
 
 BEFORE = [("pools", "0003_surface_schema"), ("judging", "0003_role_groups"), ("metrics", "0001_initial")]
 
 
-def _migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
 @pytest.mark.django_db(transaction=True)
 def test_existing_data_gets_owners_campaign_runs_and_scoped_exclusions():
-    apps = _migrate(BEFORE)
+    apps = migrate_to(BEFORE)
     User = apps.get_model("auth", "User")
     Collection = apps.get_model("pools", "Collection")
     Run = apps.get_model("pools", "Run")
@@ -61,7 +54,7 @@ def test_existing_data_gets_owners_campaign_runs_and_scoped_exclusions():
         provider="mturk", external_id="A2", is_excluded=True, exclusion_reason="spam"
     )
 
-    apps = _migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+    apps = migrate_to(latest_targets())
     Collection = apps.get_model("pools", "Collection")
     Run = apps.get_model("pools", "Run")
     Worker = apps.get_model("judging", "Worker")
