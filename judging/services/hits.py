@@ -40,7 +40,8 @@ WAITING_STATES = (Assignment.Status.IN_PROGRESS, Assignment.Status.SUBMITTED)
 def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
     """Pack the queued pairs (open rounds, no open HIT, no valid judgment) of any topics, oldest first, into
     new open HITs of ``preferences_per_hit`` pairs plus ``challenges_per_hit`` challenges; the last HIT takes
-    the remainder, so no round waits for a full HIT (in the adaptive mode, only once no other HIT is open). Each challenge pits a random current candidate of a
+    the remainder, so no round waits for a full HIT (in the adaptive mode, only once no other HIT is open).
+    Each challenge pits a random current candidate of a
     random topic of the HIT against a grade-0 item of that topic (else of its conversation; else the
     challenge is left out). With a budget, no more HITs are built than it pays for (open, accepted and
     discarded HITs at pay plus fee); the rest of the queue waits. The campaign row is locked, so a pair lands
@@ -75,8 +76,8 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
         # Topics close their rounds one at a time, each adding a few pairs: packed at once, most HITs held one
         # or two preferences beside their challenges, each paid in full (on CAsT at 10% reversals through the
         # database, 7,357 HITs where the simulator's waves fill 1,613). A partial HIT waits while workers have
-        # a full one to take, or one is built now; the counting of a HIT asks for a build again
-        # (``judgment``'s count), so the rest is packed once nothing else is open.
+        # a full one to take, or one is built now; every counted HIT asks for a build again
+        # (``judgments._rounds_close_complete``), so the rest is packed once nothing else is open.
         full = [chunk for chunk in chunks if len(chunk) == campaign.preferences_per_hit]
         if len(full) < len(chunks) and (
             full

@@ -512,3 +512,33 @@ def test_adaptive_campaign_with_a_noisy_crowd_equals_the_simulator_through_verif
     assert campaign_preferences(campaign=campaign) == engine.preferences(graded)
     counted = Pair.objects.filter(round__campaign_topic__campaign=campaign, winner__isnull=False).count()
     assert counted == engine.judgments
+
+
+@pytest.mark.django_db
+def test_an_adaptive_campaign_holds_a_partial_hit_back_while_a_full_one_is_open(
+    django_capture_on_commit_callbacks,
+):
+    # Given an adaptive demo campaign whose first round queues more pairs than fill whole HITs
+    from judging.models import Hit
+    from judging.services import hit_build
+
+    demo_load(directory=DEMO_DIR)
+    collection = Collection.objects.get(name="demo")
+    campaign = campaign_start(
+        campaign=campaign_create(collection=collection, name="demo-full-hits", mode="adaptive", seed=2)
+    )
+    hit_build(campaign=campaign)
+    queued = Pair.objects.filter(round__campaign_topic__campaign=campaign, hit__isnull=True).count()
+    slots = [
+        hit.slots.filter(is_challenge=False).count()
+        for hit in Hit.objects.filter(campaign=campaign, status="open")
+    ]
+    # Then every HIT built holds ten preferences and the rest waits (fewer than a HIT's worth)
+    assert slots and set(slots) == {campaign.preferences_per_hit}
+    assert 0 < queued < campaign.preferences_per_hit
+    # and once no other HIT is open (here: the full ones closed as if counted), the rest gets its partial HIT
+    Hit.objects.filter(campaign=campaign, status="open").update(status="accepted")
+    hit_build(campaign=campaign)
+    partial = Hit.objects.get(campaign=campaign, status="open")
+    assert partial.slots.filter(is_challenge=False).count() == queued
+    assert not Pair.objects.filter(round__campaign_topic__campaign=campaign, hit__isnull=True).exists()
