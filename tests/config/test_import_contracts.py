@@ -25,6 +25,7 @@ IMPORT_NAMES = {
     "django-axes": "axes",
     "django-environ": "environ",
     "psycopg": "psycopg",
+    "argon2-cffi": "argon2",
 }
 
 
