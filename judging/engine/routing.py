@@ -33,7 +33,7 @@ def provisional_ranks(answers: Mapping[PairKey, str | None]) -> dict[tuple[str, 
     ranks = {}
     for topic, docids in items.items():
         counts = sorted((wins[(topic, d)] for d in docids), reverse=True)
-        first_rank = {}
+        first_rank: dict[int, int] = {}
         for position, count in enumerate(counts, start=1):
             first_rank.setdefault(count, position)
         for docid in docids:
