@@ -5,13 +5,13 @@ human-only, model-only and hybrid judging of the 8,685 human-judged pairs compar
 1. Published figures (63 DL 2021 runs, Kendall's tau between run means of compat@0.9 on preference qrels and
    ndcg@10 on the NIST qrels): GPT-4o's full-procedure preference qrels 0.816; the NIST qrels themselves 0.916.
 2. On the human-judged pairs, each row's answers become preference qrels, a passage's value being the votes it
-   won (the wins-as-values of the published comparison). Rows:
+   won. Rows:
    - ``human only``: the 11,681 human votes;
    - ``model only``: GPT-4o's answer per pair, asked in both orders (2 requests per pair it had the texts
      for); a tie (the orders disagreed) or no answer wins nothing. The file repeats GPT-4o's answer on every
-     human vote's line and 371 pairs have lines that differ: the last is taken, which gives the published
-     5,093 decisive and 1,649 tied pairs;
-   - ``hybrid: ties to people``: the published rule: the human votes where GPT-4o tied or had no answer;
+     human vote's line and 371 pairs have lines that differ: the last is taken, which gives 5,093
+     decisive and 1,649 tied pairs;
+   - ``hybrid: ties to people``: the tie rule: the human votes where GPT-4o tied or had no answer;
    - ``hybrid: top first @ B``: ``judging.engine.routing.route_to_people`` with a budget of B of the human
      votes: people answer the pairs whose two passages the model puts highest, whatever it said;
    - ``hybrid: ties, top first @ 30%``: the same order restricted to the model's ties (is it the order or the
@@ -23,7 +23,7 @@ human-only, model-only and hybrid judging of the 8,685 human-judged pairs compar
    topics (seeded).
 
 Usage: ``.venv/bin/python benchmarks/llm_judges.py [--data ../shared/data/trecdl/dl21] [--resamples 1000]``.
-Prints tables; asserts nothing. About 20 s.
+Prints tables; asserts nothing. About a minute (the topic resamples take most of it).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ REPO_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_DIR))
 
 from judging.engine.judge_agreement import PairKey, log_agreement, pair_key  # noqa: E402
-from judging.engine.judgment_log import Vote, read_votes  # noqa: E402
+from judging.engine.judgment_log import read_votes  # noqa: E402
 from judging.engine.routing import route_to_people, routing_order  # noqa: E402
 from metrics.core.comparison import tau  # noqa: E402
 from metrics.core.evaluate import evaluate_run, parse_measure, score_matrix  # noqa: E402
@@ -78,9 +78,11 @@ class Study:
         self.runs: list[Run] = [read_run(path) for path in sorted((data / "runs").glob("*.run.gz"))]
         self.nist = read_qrels(data / "qrels.graded.txt")
         self.ndcg = self._means(self.nist, NDCG)
+        self.people = read_votes(data / "judgments.human.txt").votes
         self.human: dict[PairKey, list[str]] = {}
-        for vote in read_votes(data / "judgments.human.txt").votes:
-            self.human.setdefault(pair_key(vote.topic, vote.a, vote.b), []).append(vote.winner or "")
+        for vote in self.people:
+            if vote.winner is not None:  # people's logs here have no ties; a tie would win nothing
+                self.human.setdefault(pair_key(vote.topic, vote.a, vote.b), []).append(vote.winner)
         self.model_votes = read_votes(data / "judgments.gpt4o-on-human-pairs.txt").votes
         # One answer per pair: the last line's (module docstring); a pair with no usable line has None.
         self.model: dict[PairKey, str | None] = dict.fromkeys(self.human)
@@ -122,11 +124,10 @@ class Study:
         missing = np.full(len(self.runs), np.nan)
         return np.stack([columns.get(topic, missing) for topic in self.topics], axis=1)
 
-    def row(self, name: str, routed: Sequence[PairKey]) -> Row:
+    def row(self, name: str, routed: Sequence[PairKey], *, uses_model: bool = True) -> Row:
         routed_set = set(routed)
         kept = [vote for vote in self.model_votes if pair_key(vote.topic, vote.a, vote.b) not in routed_set]
-        people = [Vote(topic, x, y, w) for (topic, x, y), winners in self.human.items() for w in winners]
-        agreement = log_agreement(kept, people) if name != "human only" else None
+        agreement = log_agreement(kept, self.people) if uses_model else None
         matrix = self.scores(self.wins(routed=routed_set))
         means, human_means = np.nanmean(matrix, axis=1), np.nanmean(self.human_scores, axis=1)
         resampled = [
@@ -134,7 +135,7 @@ class Study:
             for sample in self.resamples
         ]
         low, high = np.percentile(resampled, [2.5, 97.5]) if resampled else (np.nan, np.nan)
-        model_pairs = 0 if name == "human only" else len(self.answered)
+        model_pairs = len(self.answered) if uses_model else 0
         return Row(
             name=name,
             human_votes=sum(len(self.human[key]) for key in routed_set),
@@ -171,7 +172,7 @@ class Study:
         cost = lambda key: len(self.human[key])  # noqa: E731 - the votes a routed pair takes
         undecided = {key: None for key, winner in self.model.items() if winner is None}
         rows = [
-            self.row("human only", list(self.human)),
+            self.row("human only", list(self.human), uses_model=False),
             self.row("model only", []),
             self.row("hybrid: ties to people", list(undecided)),
         ]

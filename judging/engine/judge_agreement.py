@@ -15,9 +15,9 @@ The rules (docs/agreement.md):
 - ``kappa`` is Cohen's ("A coefficient of agreement for nominal scales", 1960) over that weighted 3 x 3 table:
   (p_o - p_e) / (1 - p_e), p_e from the two logs' label shares; ``None`` when p_e is 1 (both logs give one
   label only) or no pair is shared.
-- ``agreement_decisive`` is ``agreement`` over the combinations where both votes are decisive (the figure of
-  Arabzadeh and Clarke, "Benchmarking LLM-based Relevance Judgment Methods", section 4: how often a decisive
-  model answer matches a human vote).
+- ``agreement_decisive`` is ``agreement`` over the combinations where both votes are decisive (how often a
+  decisive model answer matches a human vote, the figure Arabzadeh and Clarke, "Benchmarking LLM-based
+  Relevance Judgment Methods", report for preference judgments).
 - ``ties_a`` and ``ties_b`` count the tie votes of each log on the shared pairs (of ``votes_a``, ``votes_b``).
 """
 

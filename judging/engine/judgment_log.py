@@ -150,7 +150,7 @@ def _read_lines(text: TextIO, path: str | Path) -> VoteLog:
 
 def _read_export(text: TextIO, path: str | Path) -> VoteLog:
     rows = csv.reader(_bounded_lines(text, path))
-    header = next(rows)
+    header = next(row for row in rows if row)  # read_votes found a header line after any blank ones
     missing = [column for column in EXPORT_COLUMNS if column not in header]
     if missing:
         raise JudgmentLogError(f"{path}:{rows.line_num}: the header lacks the column {missing[0]!r}")

@@ -1,13 +1,14 @@
 """Which pairs a hybrid campaign sends to people once a model has answered them all: the pairs that decide the
 top of each topic's ranking first, whatever the model said.
 
-Why not only the model's ties: on TREC DL 2021's human-judged pairs, sending people only the pairs GPT-4o left
-position-inconsistent (Arabzadeh and Clarke, "Benchmarking LLM-based Relevance Judgment Methods", their
-hybrid) spends 40% of the human votes and leaves the run ranking where the model alone puts it (Kendall's tau
-against the human-only ranking 0.917, the model alone 0.918): the model's ties are pairs people split on as
-well. Compatibility weighs the top of the ideal ranking most (Clarke, Vtyurina and Smucker, "Assessing top-k
-preferences", section 3), so the pairs whose answer moves an item near the top are the ones worth a person;
-``benchmarks/llm_judges.py`` measures both rules (docs/decisions.md, "Routing pairs from a model to people").
+Why not only the model's ties: on TREC DL 2021's human-judged pairs (the data of Arabzadeh and Clarke,
+"Benchmarking LLM-based Relevance Judgment Methods"), sending people only the pairs GPT-4o left
+position-inconsistent spends 40% of the human votes and leaves the run ranking where the model alone puts it
+(Kendall's tau against the human-only ranking 0.917, the model alone 0.918): the model's ties are pairs people
+split on as well. Compatibility weighs the top of the ideal ranking most (it is rank-biased overlap with the
+ideal ranking, Webber, Moffat and Zobel 2010), so the pairs whose answer moves an item near the top are the
+ones worth a person; ``benchmarks/llm_judges.py`` measures both rules (docs/decisions.md, "Routing pairs from
+a model to people").
 """
 
 from __future__ import annotations

@@ -140,7 +140,8 @@ def test_the_judgments_export_counts_only_the_counted_answers(tmp_path):
 
 
 def test_the_export_against_the_paper_log_form(tmp_path, capsys):
-    export = _write(tmp_path, "j.csv", "topic,left,right,winner,is_counted\nt,a,b,b,1\nt,c,a,c,1\n")
+    # a blank line before the header, as an editor may leave
+    export = _write(tmp_path, "j.csv", "\ntopic,left,right,winner,is_counted\nt,a,b,b,1\nt,c,a,c,1\n")
     paper = _write(tmp_path, "p.txt", "t b a b\nt a c a\n")
     status, out, _ = _agreement(capsys, export, paper)
     report = json.loads(out)
