@@ -40,6 +40,7 @@ from judging.engine import (
     ReplayOracle,
     best_first_ceiling,
     challenge_nonrelevant,
+    decisive_records,
     fit_reversal_by_gap,
     plan_adaptive,
     plan_bounds_check,
@@ -412,13 +413,7 @@ def _judge_log(path: Path) -> list[JudgmentRecord]:
     choice, so the asks of a pair the log tied go to the model (docs/agreement.md)."""
     from judging.agreement_cli import read_vote_log
 
-    return [
-        JudgmentRecord(
-            topic=vote.topic, winner=vote.winner, loser=vote.b if vote.winner == vote.a else vote.a
-        )
-        for vote in read_vote_log(path).votes
-        if vote.winner is not None
-    ]
+    return decisive_records(read_vote_log(path).votes)
 
 
 def _agreement_with_oracle(

@@ -58,6 +58,7 @@ from judging.engine.judgment_log import (
     JudgmentRecord,
     Vote,
     VoteLog,
+    decisive_records,
     read_judgment_log,
     read_votes,
 )
@@ -180,6 +181,7 @@ __all__ = [
     "Vote",
     "VoteLog",
     "read_votes",
+    "decisive_records",
     "log_agreement",
     "route_to_people",
     "routing_order",

@@ -5,7 +5,7 @@ toppref's own ``judgments`` export with :func:`read_votes`, which also keeps the
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -82,6 +82,18 @@ class VoteLog:
     votes: list[Vote]
     form: str
     skipped: int = 0
+
+
+def decisive_records(votes: Iterable[Vote]) -> list[JudgmentRecord]:
+    """The decisive votes as :class:`JudgmentRecord` (winner, loser), in order; ties are left out, since a tie
+    answers no forced choice."""
+    return [
+        JudgmentRecord(
+            topic=vote.topic, winner=vote.winner, loser=vote.b if vote.winner == vote.a else vote.a
+        )
+        for vote in votes
+        if vote.winner is not None
+    ]
 
 
 # The DL 2021 form (Arabzadeh and Clarke, "Benchmarking LLM-based Relevance Judgment Methods", their
