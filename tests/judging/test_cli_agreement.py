@@ -216,3 +216,11 @@ def test_agreement_imports_neither_django_nor_the_metrics_app(tmp_path):
     log = _write(tmp_path, "a.txt", "t a b a\n")
     modules = _modules_after(["agreement", str(log), str(log)])
     assert not modules & {"django", "celery", "kombu", "rest_framework", "metrics"}
+
+
+def test_a_byte_order_mark_is_read_past_in_both_forms(tmp_path):
+    export = tmp_path / "j.csv"
+    export.write_bytes(b"\xef\xbb\xbftopic,left,right,winner\nt,a,b,a\n")
+    lines = tmp_path / "j.txt"
+    lines.write_bytes(b"\xef\xbb\xbft a b a\n")
+    assert read_votes(export).votes == read_votes(lines).votes == [Vote("t", "a", "b", "a")]
