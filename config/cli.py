@@ -37,6 +37,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "collection": ("pools.cli", "create or list collections"),
     "simulate": ("judging.cli", "run a crowd campaign or a dedicated tournament with simulated assessors"),
     "plan": ("judging.cli", "estimate judgments, HITs, cost and the risk of losing a top-k item"),
+    "agreement": (
+        "judging.agreement_cli",
+        "agreement and Cohen's kappa of two judgment logs on the pairs both judged",
+    ),
     "compat": ("metrics.cli", "compatibility of one run (drop-in for the reference compatibility.py)"),
     "evaluate": ("metrics.cli", "score runs under any measures (compat, ndcg@k, ap, rr, p@k, rbp@p, esl...)"),
     "compare": (

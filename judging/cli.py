@@ -33,12 +33,14 @@ from judging.engine import (
     CrowdParams,
     HitShape,
     JudgmentLogError,
+    JudgmentRecord,
     NoisyOracle,
     PerfectOracle,
     Pricing,
     ReplayOracle,
     best_first_ceiling,
     challenge_nonrelevant,
+    decisive_records,
     fit_reversal_by_gap,
     plan_adaptive,
     plan_bounds_check,
@@ -114,6 +116,14 @@ def _register_simulate(subparsers: argparse._SubParsersAction) -> None:
         "--replay",
         type=Path,
         help="answer from this judgment log (topic docidA docidB winner); the oracle answers the rest",
+    )
+    simulate.add_argument(
+        "--judge-log",
+        type=Path,
+        metavar="LOG",
+        help="answer each ask from this real log while the pair has a vote not yet used (either order; any "
+        "form `toppref agreement` reads; ties are no answer), else from the --noise-from model or the "
+        "configured judge; the summary counts `replayed` and `modelled` answers",
     )
     simulate.set_defaults(handler=simulate_command, needs_django=False)
 
@@ -293,11 +303,13 @@ def simulate_command(args: argparse.Namespace) -> int:
             raise ValueError(f"--error-rate must be in [0, 1] (got {args.error_rate})")
         if args.discriminability is not None and args.discriminability <= 0:
             raise ValueError(f"--discriminability must be positive (got {args.discriminability})")
+        if args.replay is not None and args.judge_log is not None:
+            raise ValueError("give --replay or --judge-log, not both")
     except ValueError as error:
         return _fail("simulate", str(error), EXIT_BAD_PARAMETERS)
     if args.out is not None:
         output_file(args.out)
-    for path in (args.qrels, args.oracle, args.replay, args.noise_from):
+    for path in (args.qrels, args.oracle, args.replay, args.noise_from, args.judge_log):
         if path is not None:
             input_file(path)
     graded = _read_qrels(args.qrels, "simulate")
@@ -322,6 +334,8 @@ def simulate_command(args: argparse.Namespace) -> int:
         oracle = PerfectOracle(values)
     if log is not None:
         oracle = ReplayOracle(log, fallback=oracle)
+    elif args.judge_log is not None:
+        oracle = ReplayOracle(_judge_log(args.judge_log), fallback=oracle, reuse_last=False)
     pools = {topic: sorted(pool) for topic, pool in thin_qrels(graded, args.k).items()}
     if args.mode == "crowd":
         shown = {docid for pool in pools.values() for docid in pool}
@@ -372,6 +386,7 @@ def simulate_command(args: argparse.Namespace) -> int:
     if isinstance(oracle, ReplayOracle):
         summary["replayed_judgments"] = oracle.replayed
         summary["fallback_judgments"] = oracle.fallen_back
+        summary.update(replayed=oracle.replayed, modelled=oracle.fallen_back)
     if args.out is not None:
         try:
             _write_qrels(args.out, result.preferences(graded, kind=args.kind))
@@ -391,6 +406,14 @@ def _read_log(path: Path) -> list:
         raise DataError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
     except OSError as error:
         raise DataError(f"cannot read {error.filename}: {error.strerror}") from None
+
+
+def _judge_log(path: Path) -> list[JudgmentRecord]:
+    """The decisive votes of a real judgment log, in log order, for ``--judge-log``: a tie answers no forced
+    choice, so the asks of a pair the log tied go to the model (docs/agreement.md)."""
+    from judging.agreement_cli import read_vote_log
+
+    return decisive_records(read_vote_log(path).votes)
 
 
 def _agreement_with_oracle(

@@ -12,3 +12,9 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 def spreadsheet_safe(text: str) -> str:
     """``text`` with a single quote in front when a spreadsheet would take it for a formula."""
     return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
+def spreadsheet_text(cell: str) -> str:
+    """The text a :func:`spreadsheet_safe` cell stands for: the leading single quote dropped again, so a log
+    toppref wrote reads back to the same docids."""
+    return cell[1:] if cell.startswith("'") and cell[1:].startswith(FORMULA_STARTS) else cell

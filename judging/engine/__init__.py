@@ -18,6 +18,8 @@ the CLI simulator and a Celery task.
 - Dedicated assessors (section 4.2): ``Tournament`` (resumable through ``to_state``/``from_state``).
 - Quality control and HITs: ``challenge_pick``, ``challenge_nonrelevant``, ``pack_hits``, ``hit_layout`` (``SlotLayout``).
 - Simulated assessors: ``PerfectOracle``, ``NoisyOracle``, ``ReplayOracle`` (logs via ``read_judgment_log``).
+- Judges against judges: ``read_votes`` (the three log forms, ties kept), ``log_agreement`` (agreement and
+  Cohen's kappa on the pairs two logs share), ``route_to_people`` (which pairs a model hands to people).
 - Whole campaigns: ``simulate_crowd``, ``simulate_adaptive``, ``simulate_tournament``, ``plan_campaign``; ``top_k_agreement`` scores a
   campaign's top-k against an oracle, ``best_first_ceiling`` what any method can reach with at most
   ``max_votes`` answers per pair.
@@ -50,7 +52,16 @@ from judging.engine.elimination import (
     stage2_rank,
 )
 from judging.engine.hits import SlotLayout, hit_layout, pack_hits, pack_hits_distinct
-from judging.engine.judgment_log import JudgmentLogError, JudgmentRecord, read_judgment_log
+from judging.engine.judge_agreement import log_agreement
+from judging.engine.judgment_log import (
+    JudgmentLogError,
+    JudgmentRecord,
+    Vote,
+    VoteLog,
+    decisive_records,
+    read_judgment_log,
+    read_votes,
+)
 from judging.engine.oracles import NoisyOracle, Oracle, PerfectOracle, ReplayOracle, fit_reversal_by_gap
 from judging.engine.pairing import pairing_graph
 from judging.engine.params import (
@@ -72,6 +83,7 @@ from judging.engine.params import (
     plan_work,
 )
 from judging.engine.planning import plan_adaptive, plan_campaign
+from judging.engine.routing import route_to_people, routing_order
 from judging.engine.seeding import candidate_order, hit_rng, round_rng, tournament_rng
 from judging.engine.simulator import (
     RoundRecord,
@@ -166,4 +178,11 @@ __all__ = [
     "top_k_agreement",
     "best_first_ceiling",
     "majority_error",
+    "Vote",
+    "VoteLog",
+    "read_votes",
+    "decisive_records",
+    "log_agreement",
+    "route_to_people",
+    "routing_order",
 ]

@@ -136,17 +136,26 @@ class ReplayOracle:
     """An assessor that repeats logged judgments (e.g. ``judgments.crowd.txt``).
 
     A pair judged several times in the log (pairs recur across rounds) is answered with its logged
-    winners in log order, and with the last one once they are used up. A pair the log never judged
-    goes to ``fallback`` (``KeyError`` if there is none). ``replayed`` and ``fallen_back`` count the
+    winners in log order, in either order of the pair, and with the last one once they are used up; with
+    ``reuse_last=False`` (``toppref simulate --judge-log``) each logged vote answers once, so a pair asked
+    more often than the log judged it gets the fallback's answers after its real ones. A pair the log never
+    judged goes to ``fallback`` (``KeyError`` if there is none). ``replayed`` and ``fallen_back`` count the
     answers of each kind.
     """
 
-    def __init__(self, log: str | Path | Iterable[JudgmentRecord], fallback: Oracle | None = None) -> None:
+    def __init__(
+        self,
+        log: str | Path | Iterable[JudgmentRecord],
+        fallback: Oracle | None = None,
+        *,
+        reuse_last: bool = True,
+    ) -> None:
         records = read_judgment_log(log) if isinstance(log, (str, Path)) else list(log)
         self._answers: dict[tuple[str, frozenset[str]], deque[str]] = defaultdict(deque)
         for record in records:
             self._answers[(record.topic, frozenset((record.winner, record.loser)))].append(record.winner)
         self._fallback = fallback
+        self._keep = 1 if reuse_last else 0
         self.replayed = 0
         self.fallen_back = 0
 
@@ -154,7 +163,7 @@ class ReplayOracle:
         answers = self._answers.get((topic_id, frozenset((a, b))))
         if answers:
             self.replayed += 1
-            return answers.popleft() if len(answers) > 1 else answers[0]
+            return answers.popleft() if len(answers) > self._keep else answers[0]
         if self._fallback is None:
             raise KeyError(
                 f"the judgment log has no judgment of ({a}, {b}) for topic {topic_id} and there is no fallback"
