@@ -560,7 +560,8 @@ class Correction(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["kind", "judgment_id"], name="one_correction_per_judgment"),
             models.CheckConstraint(
-                condition=Q(winner=F("left")) | Q(winner=F("right")), name="correction_winner_is_left_or_right"
+                condition=Q(winner=F("left")) | Q(winner=F("right")),
+                name="correction_winner_is_left_or_right",
             ),
         ]
 

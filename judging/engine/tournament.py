@@ -169,7 +169,6 @@ class Tournament:
             return None, (left, right)
         return winner, None
 
-
     def _open(self, lo: int, hi: int, removed: set[str]) -> tuple[str | None, int]:
         """The sub-bracket over ``order[lo:hi]`` without ``removed`` items: its winner if the cache decides it
         (else None, also when it is empty) and how many of its matches are not decided yet."""

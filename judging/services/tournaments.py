@@ -178,7 +178,9 @@ def tournament_judgment_submit(
 
 
 @transaction.atomic
-def tournament_judgment_undo(*, campaign_topic: CampaignTopic, assessor: User, judgment_id: int) -> Correction:
+def tournament_judgment_undo(
+    *, campaign_topic: CampaignTopic, assessor: User, judgment_id: int
+) -> Correction:
     """Take back the assessor's last answer in a topic, ``judgment_id``, while the topic's tournament is
     still running: the answer is stored as a ``Correction``, its judgment deleted and the tournament's state
     rebuilt without it (the state is the bracket and the log of answers, so the replay gives exactly the
@@ -188,10 +190,16 @@ def tournament_judgment_undo(*, campaign_topic: CampaignTopic, assessor: User, j
     a topic another assessor holds (``TopicLeasedError``)."""
     campaign_topic = row_locked(CampaignTopic, campaign_topic.pk)
     stored = Correction.objects.filter(kind=Correction.Kind.TOURNAMENT, judgment_id=judgment_id).first()
-    if stored is not None and stored.campaign_topic_id == campaign_topic.pk and stored.assessor_id == assessor.pk:
+    if (
+        stored is not None
+        and stored.campaign_topic_id == campaign_topic.pk
+        and stored.assessor_id == assessor.pk
+    ):
         return stored
     if campaign_topic.state != CampaignTopic.State.TOURNAMENT:
-        raise UndoRefusedError(f"topic {campaign_topic.topic_id} is {campaign_topic.state}: its answers count")
+        raise UndoRefusedError(
+            f"topic {campaign_topic.topic_id} is {campaign_topic.state}: its answers count"
+        )
     now = timezone.now()
     if (
         campaign_topic.assessor_id not in (None, assessor.pk)

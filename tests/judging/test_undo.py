@@ -42,7 +42,9 @@ def slots_of(hit):
 
 
 def answer(assignment, slot, winners):
-    return judgment_submit(assignment=assignment, slot=slot, winner_id=winners[slot.position], milliseconds=900)
+    return judgment_submit(
+        assignment=assignment, slot=slot, winner_id=winners[slot.position], milliseconds=900
+    )
 
 
 @pytest.mark.django_db
@@ -67,7 +69,11 @@ def test_undo_keeps_the_answer_as_a_correction_and_the_new_answer_counts_once():
     # Then one correction holds the withdrawn answer as it was, and the slot has one answer: the new one
     assert again.pk == first.pk and Correction.objects.count() == 1
     assert (first.kind, first.judgment_id, first.slot_id, first.winner_id, first.milliseconds) == (
-        "hit", wrong.pk, slots[1].pk, wrong.winner_id, 450
+        "hit",
+        wrong.pk,
+        slots[1].pk,
+        wrong.winner_id,
+        450,
     )
     assert first.assignment_id == assignment.pk and first.answered_at == wrong.created_at
     stored = Judgment.objects.filter(assignment=assignment, slot=slots[1])
@@ -164,8 +170,12 @@ def test_tournament_undo_asks_the_same_pair_again_and_keeps_the_answer_as_a_corr
     campaign, assessor, questions, judgments = tournament_with_answers(3)
     campaign_topic = questions[0].campaign_topic
     # When they take the third back, twice
-    first = tournament_judgment_undo(campaign_topic=campaign_topic, assessor=assessor, judgment_id=judgments[2].pk)
-    again = tournament_judgment_undo(campaign_topic=campaign_topic, assessor=assessor, judgment_id=judgments[2].pk)
+    first = tournament_judgment_undo(
+        campaign_topic=campaign_topic, assessor=assessor, judgment_id=judgments[2].pk
+    )
+    again = tournament_judgment_undo(
+        campaign_topic=campaign_topic, assessor=assessor, judgment_id=judgments[2].pk
+    )
     # Then the tournament is where it was before that answer, and the answer is a correction
     question = tournament_next_pair(campaign=campaign, assessor=assessor)
     assert {question.left.docid, question.right.docid} == {questions[2].left.docid, questions[2].right.docid}
@@ -174,7 +184,10 @@ def test_tournament_undo_asks_the_same_pair_again_and_keeps_the_answer_as_a_corr
     assert len(stored) == 2 and TournamentJudgment.objects.count() == 2
     assert again.pk == first.pk and Correction.objects.count() == 1
     assert (first.kind, first.judgment_id, first.winner_id, first.assessor_id) == (
-        "tournament", judgments[2].pk, judgments[2].winner_id, assessor.pk
+        "tournament",
+        judgments[2].pk,
+        judgments[2].winner_id,
+        assessor.pk,
     )
     # and the answer given again is stored once
     tournament_judgment_submit(
@@ -190,15 +203,21 @@ def test_tournament_undo_is_refused_for_an_earlier_answer_another_assessor_or_a_
     bob = get_user_model().objects.create(username="bob")
 
     with pytest.raises(UndoRefusedError):
-        tournament_judgment_undo(campaign_topic=campaign_topic, assessor=assessor, judgment_id=judgments[0].pk)
+        tournament_judgment_undo(
+            campaign_topic=campaign_topic, assessor=assessor, judgment_id=judgments[0].pk
+        )
     with pytest.raises(TopicLeasedError):
         tournament_judgment_undo(campaign_topic=campaign_topic, assessor=bob, judgment_id=judgments[1].pk)
-    CampaignTopic.objects.filter(pk=campaign_topic.pk).update(assessor_lease_until=timezone.now() - timedelta(1))
+    CampaignTopic.objects.filter(pk=campaign_topic.pk).update(
+        assessor_lease_until=timezone.now() - timedelta(1)
+    )
     with pytest.raises(UndoRefusedError):  # the lease ran out, but the answer is still not bob's
         tournament_judgment_undo(campaign_topic=campaign_topic, assessor=bob, judgment_id=judgments[1].pk)
     CampaignTopic.objects.filter(pk=campaign_topic.pk).update(state=CampaignTopic.State.DONE)
     with pytest.raises(UndoRefusedError):
-        tournament_judgment_undo(campaign_topic=campaign_topic, assessor=assessor, judgment_id=judgments[1].pk)
+        tournament_judgment_undo(
+            campaign_topic=campaign_topic, assessor=assessor, judgment_id=judgments[1].pk
+        )
 
     assert Correction.objects.count() == 0 and TournamentJudgment.objects.count() == 2
     assert len(CampaignTopic.objects.get(pk=campaign_topic.pk).tournament_state["judgments"]) == 2
