@@ -96,9 +96,8 @@ def judge_start(request: HttpRequest) -> HttpResponse:
         request,
         "judging/judge_start.html",
         {
-            "roles": roles,
+            **_judge_context(request, roles),
             "is_judge": bool(roles & {ASSESSOR, CROWD}),
-            "is_researcher": _is_researcher(request, roles),
             "rows": judge_overview(roles=roles),
         },
     )
@@ -117,12 +116,7 @@ def judge_instructions(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "judging/instructions.html",
-        {
-            "layout": "judge",
-            "roles": roles,
-            "is_first": request.GET.get("first") == "1",
-            "is_researcher": _is_researcher(request, roles),
-        },
+        {**_judge_context(request, roles), "is_first": request.GET.get("first") == "1"},
     )
 
 
