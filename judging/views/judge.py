@@ -4,8 +4,9 @@ both; a plain form POST answers and redirects, and static/judging/pair.js does t
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -14,7 +15,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from config.middleware import idempotent_post
-from judging.models import Assignment, Campaign, CampaignTopic
+from judging.models import Assignment, Campaign
 from judging.selectors import (
     assignment_answered_by,
     assignment_end,
@@ -47,12 +48,12 @@ from judging.views.answers import NEXT_HEADER, answered, parse_answer, shown_sta
 
 ASSESSOR, CROWD = "assessors", "crowd"
 INSTRUCTIONS_SEEN = "judging_instructions_seen"
+# The note of the answer just given, for the page after a plain form's 303 (``After``): a signed cookie for a
+# few minutes, read and dropped by that page, so the answer path writes no session row for it.
+AFTER_COOKIE, AFTER_SALT, AFTER_SECONDS = "toppref_after", "toppref.judge.after", 600
 # The pair page as an answer's response to the page's script, which keeps only its title and #judge block
 # (static/judging/pair.js): rendering the header around them cost the server about a tenth of an answer.
 FRAGMENT_BASE = "judging/judge_fragment.html"
-
-
-AFTER_ANSWER = "judging_after_answer"
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ class After:
     ``answer`` its judgment; ``undone`` when it was taken back. On the same HIT or topic the next page offers
     to take it back; on another one, or on none, it says how the last one ended. The page's script gets the
     next page in the answer's own response, which passes this on; a form posted without the script leaves
-    it in the session for the GET its 303 leads to. Reading how a HIT or topic ended only when the page
+    it in a signed cookie (``AFTER_COOKIE``) for the GET its 303 leads to. Reading how a HIT or topic ended only when the page
     shows another one keeps the answer path at its usual queries."""
 
     hit: int = 0
@@ -70,22 +71,30 @@ class After:
     undone: bool = False
 
     @classmethod
-    def of(cls, stored: dict | None) -> After:
-        stored = stored or {}
-        return cls(
-            hit=_int(str(stored.get("hit", ""))),
-            topic=_int(str(stored.get("topic", ""))),
-            answer=_int(str(stored.get("answer", ""))),
-            undone=stored.get("undone") is True,
-        )
+    def of(cls, request: HttpRequest) -> After:
+        """The note a plain form's answer left (``answered``), or nothing; a note that is not ours, or too
+        old, is nothing too."""
+        note = request.get_signed_cookie(AFTER_COOKIE, default="", salt=AFTER_SALT, max_age=AFTER_SECONDS)
+        hit, topic, answer, undone = ([*note.split("."), "", "", "", ""])[:4]
+        return cls(hit=_int(hit), topic=_int(topic), answer=_int(answer), undone=undone == "1")
 
     def answered(self, request: HttpRequest, roles: frozenset[str]) -> HttpResponse:
         """The response to a stored answer or undo (``answered``), this passed on to the next page."""
-        if request.headers.get(NEXT_HEADER) != "1":
-            request.session[AFTER_ANSWER] = asdict(self)
-        return answered(
+        response = answered(
             request, reverse("judging:next"), lambda: _next_page(request, roles, fragment=True, after=self)
         )
+        if request.headers.get(NEXT_HEADER) != "1":
+            response.set_signed_cookie(
+                AFTER_COOKIE,
+                f"{self.hit}.{self.topic}.{self.answer}.{int(self.undone)}",
+                salt=AFTER_SALT,
+                max_age=AFTER_SECONDS,
+                path=reverse("judging:next"),
+                secure=settings.SESSION_COOKIE_SECURE,
+                httponly=True,
+                samesite="Lax",
+            )
+        return response
 
 
 @login_required
@@ -123,8 +132,10 @@ def judge_instructions(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def judge_next(request: HttpRequest) -> HttpResponse:
-    after = After.of(request.session.pop(AFTER_ANSWER, None))
-    return _next_page(request, judge_roles(user=request.user), after=after)
+    response = _next_page(request, judge_roles(user=request.user), after=After.of(request))
+    if AFTER_COOKIE in request.COOKIES:
+        response.delete_cookie(AFTER_COOKIE, path=reverse("judging:next"), samesite="Lax")
+    return response
 
 
 def _next_page(
@@ -303,12 +314,15 @@ def judge_undo(request: HttpRequest) -> HttpResponse:
     kind = request.POST.get("kind")
     try:
         if kind == "tournament" and ASSESSOR in roles:
-            campaign_topic = CampaignTopic.objects.filter(pk=_int(request.POST.get("topic"))).first()
-            if campaign_topic is None:
-                raise Http404("no such tournament topic")
-            tournament_judgment_undo(
-                campaign_topic=campaign_topic, assessor=request.user, judgment_id=judgment_id
+            # The pair form's fields name the topic of a running campaign, as an answer's do.
+            found = tournament_pair_answered(
+                campaign_topic_id=_int(request.POST.get("topic")),
+                left_id=_int(request.POST.get("left")),
+                right_id=_int(request.POST.get("right")),
             )
+            if found is None:
+                raise Http404("no such tournament topic")
+            tournament_judgment_undo(campaign_topic=found[0], assessor=request.user, judgment_id=judgment_id)
         elif kind == "hit" and CROWD in roles:
             found = assignment_answered_by(
                 user=request.user,
