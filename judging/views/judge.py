@@ -192,9 +192,10 @@ def _next_page(
     )
 
 
-def _ended(request: HttpRequest, after: After, *, shown: tuple[str, int] | None) -> str:
+def _ended(request: HttpRequest, after: After, *, shown: tuple[str, int] | None, next_words: str = "") -> str:
     """How the HIT or tournament topic of the last answer ended, in words, when the page shows another one
-    (``shown``: ("hit", assignment id) or ("topic", topic id), None for no pair); else ""."""
+    (``shown``: ("hit", assignment id) or ("topic", topic id), None for no pair, ``next_words`` naming it);
+    else ""."""
     if after.undone:
         return "Answer taken back: choose again."
     if after.hit and shown != ("hit", after.hit):
@@ -204,7 +205,7 @@ def _ended(request: HttpRequest, after: After, *, shown: tuple[str, int] | None)
         if end["status"] == Assignment.Status.EXPIRED:
             return "The time for your last HIT ran out before its last answer."
         done = end["done_today"]
-        return f"HIT submitted: {done} done today." + (" Next: a new HIT." if shown else "")
+        return f"HIT submitted: {done} done today." + (f" Next: {next_words}." if shown else "")
     if after.topic and shown != ("topic", after.topic):
         end = topic_end(campaign_topic_id=after.topic)
         if end is None or not end["is_finished"]:
@@ -212,7 +213,7 @@ def _ended(request: HttpRequest, after: After, *, shown: tuple[str, int] | None)
         judgments = end["judgments"]
         return (
             f"Topic {end['topic']} is finished: its top {end['k']} are placed after {judgments}"
-            f" answer{'s' if judgments != 1 else ''}. Thank you." + (" Next: another topic." if shown else "")
+            f" answer{'s' if judgments != 1 else ''}. Thank you." + (f" Next: {next_words}." if shown else "")
         )
     return ""
 
@@ -380,7 +381,7 @@ def _tournament_page(
                 f"topic {topic}: {question.done} judged, {question.placed} of {question.target} places"
                 f" found, at most {question.remaining} left"
             ),
-            "notice": _ended(request, after, shown=("topic", campaign_topic.pk)),
+            "notice": _ended(request, after, shown=("topic", campaign_topic.pk), next_words=f"topic {topic}"),
             "action": reverse("judging:answer"),
             "fields": {
                 "shown": shown_stamp(),
@@ -415,7 +416,12 @@ def _hit_page(
             "right_text": question["right"],
             "progress": state,
             "progress_label": f"HIT: {state['done']} of {state['total']} answered",
-            "notice": _ended(request, after, shown=("hit", assignment.pk)),
+            "notice": _ended(
+                request,
+                after,
+                shown=("hit", assignment.pk),
+                next_words=f"a new HIT of {state['total']} pairs",
+            ),
             "action": reverse("judging:answer"),
             "fields": {
                 "shown": shown_stamp(),

@@ -146,7 +146,7 @@ def test_a_crowd_judge_hears_that_the_hit_was_submitted_and_what_comes_next(live
     for _ in range(13):
         answer_with_key(page, right_side(page))
     notice = page.locator("#judge-notice")
-    assert notice.inner_text() == "HIT submitted: 1 done today. Next: a new HIT."
+    assert re.fullmatch(r"HIT submitted: 1 done today\. Next: a new HIT of \d+ pairs\.", notice.inner_text())
     page.wait_for_selector("#judge-status:has-text('HIT submitted: 1 done today')")
     assert re.search(r"Pair 1 of \d+ ready$", page.inner_text("#judge-status"))
     assert re.fullmatch(r"HIT: 0 of \d+ answered", page.inner_text("#progress-label"))
