@@ -220,7 +220,10 @@
     if (url && new URL(url).origin === window.location.origin) history.replaceState(null, "", url);
     setUp();
     // On a phone or zoomed in, skip the header: show the question, or the passages when the question stayed.
-    var place = $("question") && $("question").textContent === before ? judge.querySelector(".passages") : judge;
+    // A word on how the last HIT or topic ended, or an undo, is shown too: then the view starts at it.
+    var notice = judge.querySelector("[data-announce]");
+    var same = $("question") && $("question").textContent === before;
+    var place = notice || (same ? judge.querySelector(".passages") : judge);
     window.scrollTo(0, compact() && place ? place.getBoundingClientRect().top + window.scrollY : 0);
     shownAt = performance.now();
     busy = false;
@@ -230,7 +233,6 @@
     // last HIT or topic ended (or that the answer was taken back) and a break suggestion, if any.
     var f = form();
     var heading = judge.querySelector("h1");
-    var notice = judge.querySelector("[data-announce]");
     var pause = $("break-hint") && !$("break-hint").hidden ? $("break-hint").textContent : "";
     var ready = f ? f.dataset.pair + " ready" : heading ? heading.textContent : next.title;
     announce([notice ? notice.textContent : "", ready, pause].filter(Boolean).join(" "));
