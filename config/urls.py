@@ -3,12 +3,14 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from judging.views.accounts import LoginView
+
 # Nothing user-uploaded is served from a public path: run files and exports go only through views that
 # check the campaign's owner (dashboard and API), never a /media/ URL.
 urlpatterns = [
     path("", include("dashboard.urls")),
     path("", include("pools.urls")),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include("judging.urls")),
     path("admin/", admin.site.urls),

@@ -523,6 +523,52 @@ class TournamentJudgment(models.Model):
         return f"{self.campaign_topic.topic}: {self.winner}"
 
 
+class Correction(models.Model):
+    """An answer its judge took back ("undo") before it counted: the withdrawn judgment as it was stored, so
+    that nothing a judge said is lost. The judgment row itself is deleted, so the pair has at most one
+    answer and every count reads the judgments as before; the judge's new answer is an ordinary judgment.
+    One correction per withdrawn judgment (``kind``, ``judgment_id``): taking the same answer back twice
+    stores it once (docs/decisions.md, "Undo as a correction")."""
+
+    class Kind(models.TextChoices):
+        HIT = "hit", "a crowd judge's answer in a HIT"
+        TOURNAMENT = "tournament", "an assessor's answer in a tournament"
+
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    # The id the withdrawn Judgment or TournamentJudgment had.
+    judgment_id = models.PositiveBigIntegerField()
+    assignment = models.ForeignKey(
+        Assignment, on_delete=models.CASCADE, null=True, blank=True, related_name="corrections"
+    )
+    slot = models.ForeignKey(HitSlot, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    campaign_topic = models.ForeignKey(
+        CampaignTopic, on_delete=models.CASCADE, null=True, blank=True, related_name="corrections"
+    )
+    assessor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    left = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    right = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    winner = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    winner_side = models.CharField(max_length=5, choices=[("left", "left"), ("right", "right")], blank=True)
+    milliseconds = models.PositiveIntegerField(null=True, blank=True)
+    answered_at = models.DateTimeField()
+    withdrawn_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["kind", "judgment_id"], name="one_correction_per_judgment"),
+            models.CheckConstraint(
+                condition=Q(winner=F("left")) | Q(winner=F("right")),
+                name="correction_winner_is_left_or_right",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} judgment {self.judgment_id} withdrawn"
+
+
 class Export(models.Model):
     """A file built from a campaign by a background task (preference qrels, judgment logs, workers table),
     kept with its checksum and served only to the campaign's owner."""

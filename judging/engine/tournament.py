@@ -93,6 +93,30 @@ class Tournament:
     def k(self) -> int:
         return self._k
 
+    @property
+    def target(self) -> int:
+        """How many places the tournament decides: min(k, |C|)."""
+        return min(self._k, len(self._order))
+
+    def judged_items(self) -> frozenset[str]:
+        """The candidates that took part in a judged pair so far (a judge has read them)."""
+        return frozenset(docid for outcome in self._log for docid in outcome)
+
+    def remaining_bound(self) -> int:
+        """An upper bound on the judgments still needed, whatever the answers, exactly 0 once done: the
+        matches of the current pass not yet decided by the cache (a match whose players are not both known
+        counts as one), plus ceil(log2 |C|) - 1 for each later place, since removing a champion changes only
+        the matches on its path from its leaf to the root, the first of which becomes a bye ("Assessing
+        top-k preferences", section 4.2: "only the matches on its path are replayed"). Never more than the
+        paper's |C| + (k-1)*ceil(log2 |C|); at the start it is |C| - 1 + (k-1)*(ceil(log2 |C|) - 1)."""
+        placed, pending = self._advance()
+        if pending is None:
+            return 0
+        removed = set(placed)
+        _, open_matches = self._open(0, len(self._order), removed)
+        depth = (len(self._order) - 1).bit_length()
+        return open_matches + (self.target - len(placed) - 1) * max(depth - 1, 0)
+
     def to_state(self) -> dict[str, Any]:
         """A JSON-serialisable snapshot: ``{"version", "k", "order", "judgments": [[winner, loser], ...]}``."""
         return {
@@ -144,6 +168,28 @@ class Tournament:
         if winner is None:
             return None, (left, right)
         return winner, None
+
+    def _open(self, lo: int, hi: int, removed: set[str]) -> tuple[str | None, int]:
+        """The sub-bracket over ``order[lo:hi]`` without ``removed`` items: its winner if the cache decides it
+        (else None, also when it is empty) and how many of its matches are not decided yet."""
+        if hi - lo == 1:
+            item = self._order[lo]
+            return (None if item in removed else item), 0
+        mid = lo + (hi - lo + 1) // 2
+        left, left_open = self._open(lo, mid, removed)
+        right, right_open = self._open(mid, hi, removed)
+        opened = left_open + right_open
+        left_empty = left is None and left_open == 0 and self._is_empty(lo, mid, removed)
+        right_empty = right is None and right_open == 0 and self._is_empty(mid, hi, removed)
+        if left_empty or right_empty:
+            return (right if left_empty else left), opened
+        if left is None or right is None:
+            return None, opened + 1
+        winner = self._cache.get(frozenset((left, right)))
+        return (winner, opened) if winner is not None else (None, opened + 1)
+
+    def _is_empty(self, lo: int, hi: int, removed: set[str]) -> bool:
+        return all(item in removed for item in self._order[lo:hi])
 
 
 def tournament_judgment_bound(pool_size: int, k: int) -> int:

@@ -28,14 +28,16 @@ from judging.selectors.forecast import Forecast, campaign_forecast
 from judging.selectors.judge import (
     JUDGE_ROLES,
     assignment_answered_by,
+    assignment_end,
     assignment_held,
     campaign_list_judgeable,
     hit_question_next,
     judge_has_judged,
     judge_overview,
     judge_roles,
+    judge_work_left,
+    topic_end,
     tournament_pair_answered,
-    tournament_progress,
 )
 from judging.selectors.judgments import campaign_judgment_counts, judgment_is_counted
 from judging.selectors.progress import (
@@ -113,6 +115,8 @@ __all__ = [
     "judge_overview",
     "judge_roles",
     "tournament_pair_answered",
-    "tournament_progress",
+    "assignment_end",
+    "judge_work_left",
+    "topic_end",
     "user_is_researcher",
 ]

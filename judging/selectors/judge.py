@@ -7,13 +7,13 @@ from datetime import datetime
 
 from django.contrib.auth.models import Group, User
 from django.db import connection
+from django.utils import timezone
 
 from judging.models import (
     CROWD_MODES,
     Assignment,
     Campaign,
     CampaignTopic,
-    Candidate,
     Hit,
     HitSlot,
     Judgment,
@@ -68,18 +68,18 @@ def campaign_list_judgeable(*, mode: str, provider: str = Campaign.Provider.LOCA
 
 def judge_overview(*, roles: frozenset[str]) -> list[dict[str, object]]:
     """For the judge's start page: each running campaign they can work on and how much is left there
-    (tournament topics not finished; open HITs)."""
+    (tournament topics not finished; open HITs): ``left`` of ``kind``, a singular noun."""
     rows: list[dict[str, object]] = []
     if "assessors" in roles:
         for campaign in campaign_list_judgeable(mode=Campaign.Mode.TOURNAMENT):
             left = CampaignTopic.objects.filter(
                 campaign=campaign, state=CampaignTopic.State.TOURNAMENT
             ).count()
-            rows.append({"campaign": campaign, "kind": "tournament topics", "left": left})
+            rows.append({"campaign": campaign, "kind": "tournament topic", "left": left})
     if "crowd" in roles:
         for campaign in campaign_list_judgeable(mode=Campaign.Mode.CROWD):
             left = Hit.objects.filter(campaign=campaign, status=Hit.Status.OPEN).count()
-            rows.append({"campaign": campaign, "kind": "HITs", "left": left})
+            rows.append({"campaign": campaign, "kind": "HIT", "left": left})
     return rows
 
 
@@ -154,12 +154,13 @@ def tournament_pair_answered(
 
 def hit_question_next(*, assignment: Assignment) -> dict[str, object]:
     """The first unanswered question of an assignment's HIT as the worker sees it (``question`` is None when
-    every question is answered), with the progress: ``done`` and ``total``. Challenges look like any other
+    every question is answered), with the progress: ``done`` and ``total``, and the id of the last answer
+    (``last_judgment``, None before the first), which the judge may take back. Challenges look like any other
     question. One statement of plain SQL (the HIT's few slots, each marked answered or not): it runs on every
     pair page (docs/decisions.md, "Plain SQL for the pair page's reads")."""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT s.position, EXISTS (SELECT 1 FROM {Judgment._meta.db_table} j"
+            f"SELECT s.position, (SELECT j.id FROM {Judgment._meta.db_table} j"
             " WHERE j.assignment_id = %s AND j.slot_id = s.id), t.question, l.text, r.text"
             f" FROM {HitSlot._meta.db_table} s JOIN {Topic._meta.db_table} t ON t.id = s.topic_id"
             f" JOIN {Item._meta.db_table} l ON l.id = s.left_id JOIN {Item._meta.db_table} r ON r.id = s.right_id"
@@ -167,30 +168,74 @@ def hit_question_next(*, assignment: Assignment) -> dict[str, object]:
             [assignment.pk, assignment.hit_id],
         )
         rows = cursor.fetchall()
-    done = sum(1 for _, is_answered, *_ in rows if is_answered)
+    answers = [judgment_id for _, judgment_id, *_ in rows if judgment_id is not None]
     question = next(
         (
             {"position": position, "question": text, "left": left_text, "right": right_text}
-            for position, is_answered, text, left_text, right_text in rows
-            if not is_answered
+            for position, judgment_id, text, left_text, right_text in rows
+            if judgment_id is None
         ),
         None,
     )
-    return {"question": question, "done": done, "total": len(rows)}
+    return {
+        "question": question,
+        "done": len(answers),
+        "total": len(rows),
+        "last_judgment": max(answers, default=None),
+    }
 
 
-def tournament_progress(*, campaign_topic: CampaignTopic, k: int) -> dict[str, int]:
-    """Judgments made in a topic's tournament and the most it can take, |C| + (k-1)*ceil(log2 |C|)
-    (Assessing top-k preferences, section 4.2), for the judge's progress bar."""
-    from judging.engine import tournament_judgment_bound
-
-    # Both counts in one statement of plain SQL (docs/decisions.md, "Plain SQL for the pair page's reads").
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT (SELECT COUNT(*) FROM {TournamentJudgment._meta.db_table} WHERE campaign_topic_id = %s),"
-            f" (SELECT COUNT(*) FROM {Candidate._meta.db_table} WHERE campaign_topic_id = %s)",
-            [campaign_topic.pk, campaign_topic.pk],
+def assignment_end(*, user, assignment_id: int, now: datetime) -> dict[str, object] | None:
+    """What became of the logged-in judge's assignment ``assignment_id`` once it is no longer in progress:
+    its ``status`` and how many HITs their local crowd worker submitted since midnight (``done_today``,
+    this one included), for the words "HIT submitted: 3 done today". None while it is in progress or when
+    it is not theirs. Read only on the page after a HIT's last answer, never on every pair."""
+    found = (
+        Assignment.objects.filter(
+            pk=assignment_id, worker__user=user, worker__provider=Campaign.Provider.LOCAL
         )
-        done, pool = cursor.fetchone()
-    bound = tournament_judgment_bound(pool, k)
-    return {"done": done, "total": max(bound, done + 1)}
+        .values_list("status", "worker_id")
+        .first()
+    )
+    if found is None or found[0] == Assignment.Status.IN_PROGRESS:
+        return None
+    status, worker_id = found
+    midnight = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
+    done_today = Assignment.objects.filter(worker_id=worker_id, submitted_at__gte=midnight).count()
+    return {"status": status, "done_today": done_today}
+
+
+def topic_end(*, campaign_topic_id: int) -> dict[str, object] | None:
+    """A tournament topic an assessor just left: its ``topic`` id, whether it ``is_finished`` (its top k
+    placed) and the ``judgments`` it took; None when there is no such topic."""
+    found = (
+        CampaignTopic.objects.filter(pk=campaign_topic_id)
+        .values_list("topic__topic_id", "state", "campaign__k")
+        .first()
+    )
+    if found is None:
+        return None
+    topic_id, state, k = found
+    return {
+        "topic": topic_id,
+        "k": k,
+        "is_finished": state in CampaignTopic.FINISHED_STATES,
+        "judgments": TournamentJudgment.objects.filter(campaign_topic_id=campaign_topic_id).count(),
+    }
+
+
+def judge_work_left(*, roles: frozenset[str]) -> dict[str, int]:
+    """For the page that says there is nothing left for this judge now, why: the tournament topics of
+    running campaigns still being judged (by other assessors: ``topics_held``) and the running crowd
+    campaigns (``crowd_campaigns``; none means the crowd's work is over). Read only on that page."""
+    topics_held = crowd_campaigns = 0
+    if "assessors" in roles:
+        topics_held = CampaignTopic.objects.filter(
+            campaign__status=Campaign.Status.RUNNING,
+            campaign__mode=Campaign.Mode.TOURNAMENT,
+            campaign__provider=Campaign.Provider.LOCAL,
+            state=CampaignTopic.State.TOURNAMENT,
+        ).count()
+    if "crowd" in roles:
+        crowd_campaigns = len(campaign_list_judgeable(mode=Campaign.Mode.CROWD))
+    return {"topics_held": topics_held, "crowd_campaigns": crowd_campaigns}

@@ -8,8 +8,8 @@
 - hits: ``hit_build``, ``hit_discard``, ``hit_expire``, ``assignment_expire``, ``hit_expire_overdue`` (the
   overdue sweep)
 - judgments: ``worker_get_or_create``, ``worker_exclude``, ``assignment_start``, ``hit_assign_next``,
-  ``judgment_submit``, ``assignment_submit``
-- tournaments: ``tournament_next_pair``, ``tournament_judgment_submit``
+  ``judgment_submit``, ``judgment_undo``, ``assignment_submit``
+- tournaments: ``tournament_next_pair``, ``tournament_judgment_submit``, ``tournament_judgment_undo``
 - workers: ``worker_for_user``, ``assignment_start_external``, ``hit_assign_next_external``,
   ``assignment_finish_external`` (judges in the browser)
 - pausing: ``campaign_pause``, ``campaign_resume``, ``campaign_publish_more``
@@ -36,6 +36,7 @@ from judging.services.errors import (
     SlotMismatchError,
     TopicLeasedError,
     TournamentPairError,
+    UndoRefusedError,
     WorkerBusyError,
     WorkerExcludedError,
 )
@@ -48,11 +49,17 @@ from judging.services.judgments import (
     assignment_submit,
     hit_assign_next,
     judgment_submit,
+    judgment_undo,
     worker_get_or_create,
 )
 from judging.services.pausing import campaign_pause, campaign_publish_more, campaign_resume
 from judging.services.rounds import round_close_if_complete, round_generate
-from judging.services.tournaments import TournamentQuestion, tournament_judgment_submit, tournament_next_pair
+from judging.services.tournaments import (
+    TournamentQuestion,
+    tournament_judgment_submit,
+    tournament_judgment_undo,
+    tournament_next_pair,
+)
 from judging.services.workers import (
     assignment_finish_external,
     assignment_start_external,
@@ -77,6 +84,7 @@ __all__ = [
     "PairAlreadyJudgedError",
     "SlotMismatchError",
     "TopicLeasedError",
+    "UndoRefusedError",
     "TournamentPairError",
     "TournamentQuestion",
     "WorkerBusyError",
@@ -100,9 +108,11 @@ __all__ = [
     "hit_expire",
     "hit_expire_overdue",
     "judgment_submit",
+    "judgment_undo",
     "round_close_if_complete",
     "round_generate",
     "tournament_judgment_submit",
+    "tournament_judgment_undo",
     "tournament_next_pair",
     "worker_exclude",
     "worker_is_excluded",

@@ -116,3 +116,8 @@ class PairAlreadyJudgedError(JudgingError):
     def __init__(self, *, hit_id: int, worker_id: int) -> None:
         super().__init__(f"worker {worker_id} already judged a pair of HIT {hit_id}")
         self.hit_id, self.worker_id = hit_id, worker_id
+
+
+class UndoRefusedError(JudgingError):
+    """The answer cannot be taken back: it is not the judge's last answer, or it counts already (its HIT
+    submitted, its topic finished, its round closed)."""

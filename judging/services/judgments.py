@@ -32,7 +32,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from config.celery import enqueue, registered_task
-from judging.models import Assignment, Campaign, Hit, HitSlot, Judgment, Pair, Round, Worker
+from judging.models import Assignment, Campaign, Correction, Hit, HitSlot, Judgment, Pair, Round, Worker
 from judging.selectors.exclusions import worker_excluded_sql
 from judging.services.errors import (
     AssignmentClosedError,
@@ -45,6 +45,7 @@ from judging.services.errors import (
     InvalidWinnerError,
     PairAlreadyJudgedError,
     SlotMismatchError,
+    UndoRefusedError,
     WorkerBusyError,
     WorkerExcludedError,
 )
@@ -510,6 +511,51 @@ def judgment_submit(
     if unanswered == 1:
         _assignment_complete(assignment=assignment, hit=hit)
     return judgment
+
+
+@transaction.atomic
+def judgment_undo(*, assignment: Assignment, judgment_id: int) -> Correction:
+    """Take back the crowd judge's last answer, ``judgment_id``, while its HIT is theirs and open: the answer
+    is stored as a ``Correction`` and its judgment deleted, so the slot is asked again and the HIT's count of
+    answers goes down by one. Nothing has counted yet (a pair gets its winner when the whole assignment
+    counts), so no pair, round or payment changes. Taking the same answer back again returns the stored
+    correction. Refused with nothing changed: an assignment closed or past its deadline
+    (``AssignmentClosedError``, ``AssignmentOverdueError``), an answer that is not this assignment's last,
+    or whose pair's round is closed (``UndoRefusedError``). Locks as an answer does (worker, HIT,
+    assignment), so an undo and an answer of the same judge never interleave."""
+    _, assignment = _lock_worker_hit_and_assignment(assignment, with_campaign=False)
+    stored = Correction.objects.filter(kind=Correction.Kind.HIT, judgment_id=judgment_id).first()
+    if stored is not None and stored.assignment_id == assignment.pk:
+        return stored
+    _check_open(assignment, now=timezone.now())
+    last = (
+        Judgment.objects.filter(assignment=assignment)
+        .select_related("slot", "slot__pair__round")
+        .order_by("-pk")
+        .first()
+    )
+    if last is None or last.pk != judgment_id:
+        raise UndoRefusedError(
+            f"judgment {judgment_id} is not the last answer of assignment {assignment.pk}"
+            f" (that is {last.pk if last else 'none'})"
+        )
+    pair = last.slot.pair
+    if pair is not None and (pair.round.closed_at is not None or pair.winner_id is not None):
+        raise UndoRefusedError(f"judgment {judgment_id}: the round of pair {pair.pk} is closed")
+    correction = Correction.objects.create(
+        kind=Correction.Kind.HIT,
+        judgment_id=last.pk,
+        assignment=assignment,
+        slot=last.slot,
+        left_id=last.slot.left_id,
+        right_id=last.slot.right_id,
+        winner_id=last.winner_id,
+        winner_side=last.winner_side,
+        milliseconds=last.milliseconds,
+        answered_at=last.created_at,
+    )
+    last.delete()
+    return correction
 
 
 def _slot_answer_state(*, assignment: Assignment, slot: HitSlot) -> tuple[int | None, int]:

@@ -13,9 +13,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from judging.engine import Tournament
-from judging.models import Campaign, CampaignTopic, TournamentJudgment
+from judging.models import Campaign, CampaignTopic, Correction, TournamentJudgment
 from judging.selectors.rows import model_rows
-from judging.services.errors import InvalidTimingError, TopicLeasedError, TournamentPairError
+from judging.services.errors import (
+    InvalidTimingError,
+    TopicLeasedError,
+    TournamentPairError,
+    UndoRefusedError,
+)
 from judging.services.locks import first_locked, row_locked
 from judging.services.topic_state import topic_close
 from pools.models import Item, Topic
@@ -27,11 +32,19 @@ LEASE_RENEWAL_STEP = timedelta(minutes=1)
 
 @dataclass(frozen=True)
 class TournamentQuestion:
-    """The pair an assessor should judge next, left/right as the tournament asks it."""
+    """The pair an assessor should judge next, left/right as the tournament asks it, with the topic's
+    progress as the tournament's state tells it (no query): ``done`` judgments, at most ``remaining`` more
+    (``Tournament.remaining_bound``), ``placed`` of ``target`` places decided, and the ``judged`` docids,
+    those an assessor has read in an earlier pair of the topic."""
 
     campaign_topic: CampaignTopic
     left: Item
     right: Item
+    done: int = 0
+    remaining: int = 1
+    placed: int = 0
+    target: int = 1
+    judged: frozenset[str] = frozenset()
 
 
 @transaction.atomic
@@ -85,7 +98,16 @@ def tournament_next_pair(
         (campaign_topic.topic,) = model_rows(
             Topic, f"FROM {Topic._meta.db_table} p WHERE p.id = %s", [campaign_topic.topic_id], alias="p"
         )
-        return TournamentQuestion(campaign_topic=campaign_topic, left=items[pair[0]], right=items[pair[1]])
+        return TournamentQuestion(
+            campaign_topic=campaign_topic,
+            left=items[pair[0]],
+            right=items[pair[1]],
+            done=tournament.judgment_count,
+            remaining=tournament.remaining_bound(),
+            placed=len(tournament.top_k()),
+            target=tournament.target,
+            judged=tournament.judged_items(),
+        )
 
 
 @transaction.atomic
@@ -153,6 +175,67 @@ def tournament_judgment_submit(
     if tournament.is_done:
         _tournament_finish(campaign_topic=campaign_topic, tournament=tournament)
     return judgment
+
+
+@transaction.atomic
+def tournament_judgment_undo(
+    *, campaign_topic: CampaignTopic, assessor: User, judgment_id: int
+) -> Correction:
+    """Take back the assessor's last answer in a topic, ``judgment_id``, while the topic's tournament is
+    still running: the answer is stored as a ``Correction``, its judgment deleted and the tournament's state
+    rebuilt without it (the state is the bracket and the log of answers, so the replay gives exactly the
+    tournament before that answer), so the same pair is asked again. Taking the same answer back again
+    returns the stored correction. Refused with nothing changed: an answer that is not the topic's last or
+    not this assessor's, a finished topic (``UndoRefusedError``: its ranking is stored and may be scored),
+    a topic another assessor holds (``TopicLeasedError``)."""
+    campaign_topic = row_locked(CampaignTopic, campaign_topic.pk)
+    stored = Correction.objects.filter(kind=Correction.Kind.TOURNAMENT, judgment_id=judgment_id).first()
+    if (
+        stored is not None
+        and stored.campaign_topic_id == campaign_topic.pk
+        and stored.assessor_id == assessor.pk
+    ):
+        return stored
+    if campaign_topic.state != CampaignTopic.State.TOURNAMENT:
+        raise UndoRefusedError(
+            f"topic {campaign_topic.topic_id} is {campaign_topic.state}: its answers count"
+        )
+    now = timezone.now()
+    if (
+        campaign_topic.assessor_id not in (None, assessor.pk)
+        and campaign_topic.assessor_lease_until is not None
+        and campaign_topic.assessor_lease_until >= now
+    ):
+        raise TopicLeasedError(f"topic {campaign_topic.topic_id} is held by another assessor")
+    last = TournamentJudgment.objects.filter(campaign_topic=campaign_topic).order_by("-pk").first()
+    if last is None or last.pk != judgment_id or last.assessor_id != assessor.pk:
+        raise UndoRefusedError(
+            f"judgment {judgment_id} is not {assessor}'s last answer in topic {campaign_topic.topic_id}"
+        )
+    state = dict(campaign_topic.tournament_state or {})
+    logged = [tuple(outcome) for outcome in state.get("judgments", [])]
+    loser = last.right if last.winner_id == last.left_id else last.left
+    if not logged or logged[-1] != (last.winner.docid, loser.docid):
+        raise UndoRefusedError(f"judgment {judgment_id} is not the last one the tournament recorded")
+    tournament = Tournament.from_state({**state, "judgments": logged[:-1]})
+    correction = Correction.objects.create(
+        kind=Correction.Kind.TOURNAMENT,
+        judgment_id=last.pk,
+        campaign_topic=campaign_topic,
+        assessor=assessor,
+        left_id=last.left_id,
+        right_id=last.right_id,
+        winner_id=last.winner_id,
+        winner_side=last.winner_side,
+        milliseconds=last.milliseconds,
+        answered_at=last.created_at,
+    )
+    last.delete()
+    campaign_topic.tournament_state = tournament.to_state()
+    campaign_topic.assessor = assessor
+    campaign_topic.assessor_lease_until = now + DEFAULT_LEASE
+    campaign_topic.save(update_fields=["tournament_state", "assessor", "assessor_lease_until", "updated_at"])
+    return correction
 
 
 def _tournament_of(campaign_topic: CampaignTopic) -> Tournament:

@@ -114,6 +114,8 @@ MATRIX: dict[str, tuple[str, dict, dict | None, tuple[int, ...]]] = {
     # with no HIT in hand goes back to /judge/.
     "judge/next/": ("GET", {}, None, (302, 302, 200, 403, 403, 403)),
     "judge/answer/": ("POST", {}, {}, (302, 400, 400, 400, 400, 400)),
+    # An undo names the judge's own answer (the service checks it); an empty one is not understood.
+    "judge/undo/": ("POST", {}, {}, (302, 400, 400, 400, 400, 400)),
     "judge/instructions/": ("GET", {}, None, PUBLIC),
     # External HIT pages: the provider's parameters and the page's signed token are the credentials, never the
     # session, so every role gets the same: a Prolific entry without its parameters is a 400; a local

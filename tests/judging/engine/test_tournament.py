@@ -117,3 +117,44 @@ def test_bound_reproduces_table_2_arithmetic():
     # "Assessing top-k preferences", Table 2: 2,673 candidates and sum ceil(log2|C|) = 689 give 5,429 for k=5.
     assert tournament_judgment_bound(112, 5) == 112 + 4 * 7
     assert [tournament_judgment_bound(n, 5) for n in (0, 1, 2, 3, 4, 5)] == [0, 1, 6, 11, 12, 17]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    n=st.integers(min_value=0, max_value=70),
+    k=st.integers(min_value=1, max_value=8),
+    seed=st.integers(0, 2**32),
+    consistent=st.booleans(),
+)
+def test_remaining_bound_is_never_exceeded_and_reaches_zero_exactly_when_done(n, k, seed, consistent):
+    # Given any assessor, consistent or answering at random
+    rng = random.Random(seed)
+    items = [f"d{i}" for i in range(n)]
+    strength = {item: rng.random() for item in items}
+    tournament = Tournament.start(items, k=k, rng=rng)
+    bounds = [tournament.remaining_bound()]
+    while (pair := tournament.next_pair()) is not None:
+        a, b = pair
+        prefers_a = strength[a] > strength[b] if consistent else rng.random() < 0.5
+        tournament.record(*((a, b) if prefers_a else (b, a)))
+        bounds.append(tournament.remaining_bound())
+    # then each bound covers the judgments that followed it, and the last is 0
+    total = tournament.judgment_count
+    assert all(bound >= total - done for done, bound in enumerate(bounds))
+    assert bounds[-1] == 0 and all(bound > 0 for bound in bounds[:-1])
+    depth = max((n - 1).bit_length() - 1, 0) if n else 0
+    assert bounds[0] == (n - 1 + (min(k, n) - 1) * depth if n > 1 else 0)
+    assert bounds[0] <= tournament_judgment_bound(n, k)
+
+
+def test_remaining_bound_by_hand_and_the_items_read():
+    # 4 items, bracket (a b)(c d), k=2: 3 matches for the champion, then at most 1 more
+    tournament = Tournament(["a", "b", "c", "d"], k=2)
+    assert tournament.remaining_bound() == 3 + 1 and tournament.judged_items() == frozenset()
+    tournament.record("a", "b")
+    assert tournament.remaining_bound() == 2 + 1 and tournament.judged_items() == {"a", "b"}
+    tournament.record("c", "d")
+    tournament.record("a", "c")  # a placed first; the replay asks b against c
+    assert tournament.next_pair() == ("b", "c") and tournament.remaining_bound() == 1
+    tournament.record("c", "b")
+    assert tournament.is_done and tournament.remaining_bound() == 0 and tournament.target == 2
