@@ -6,7 +6,9 @@ SQLite file in the project folder and executes Celery tasks in-process, so a new
 The judging pages add ``TOPPREF_FRAME_ANCESTORS``, ``TOPPREF_MTURK_SUBMIT_HOSTS``, ``TOPPREF_HIT_TOKEN_MAX_AGE``
 and the login lockout's ``TOPPREF_LOGIN_FAILURE_LIMIT``, ``TOPPREF_LOGIN_COOLOFF_MINUTES``,
 ``TOPPREF_LOGIN_ACCOUNT_FAILURE_LIMIT`` and ``TOPPREF_TRUSTED_PROXIES`` (block at the end); uploads are bounded by
-``TOPPREF_MAX_UPLOAD_MB``.
+``TOPPREF_MAX_UPLOAD_MB``; the planner by ``TOPPREF_PLAN_MAX_SECONDS``; the sessions' Redis copy by
+``TOPPREF_SESSION_CACHE_SECONDS`` and ``TOPPREF_SESSION_CACHE_RETRY_SECONDS`` (docs/hardening.md). gunicorn's
+``TOPPREF_WEB_TIMEOUT_SECONDS`` and ``WEB_CONCURRENCY`` are read by config/gunicorn.py.
 """
 
 import ipaddress
