@@ -35,7 +35,6 @@ def assignment_start_external(*, hit: Hit, worker: Worker, external_id: str) -> 
     return assignment_claim_external(hit=hit, worker=worker, external_id=external_id)
 
 
-@transaction.atomic
 def hit_assign_next_external(*, campaign: Campaign, worker: Worker, session_id: str) -> Assignment | None:
     """The participant's HIT of this campaign (the same one again on a reload, even once submitted: one
     Prolific session is one HIT), else the next open one, recorded under the provider's session id (Prolific's
@@ -45,6 +44,20 @@ def hit_assign_next_external(*, campaign: Campaign, worker: Worker, session_id: 
     which expires whichever claim Prolific does not list. Only claims that are neither (a forger's left idle)
     are superseded: they expire, their answers kept as unconfirmed, so the real participant is never turned
     away for long."""
+    assignment, holder = _hit_assign_next_external(campaign=campaign, worker=worker, session_id=session_id)
+    if holder is not None:
+        # Queued outside the transaction, which the refusal would roll back with the queueing.
+        confirmation_sync_soon(campaign_id=campaign.pk)
+        raise SessionWaitsError(worker_id=worker.pk, assignment_id=holder.pk)
+    return assignment
+
+
+@transaction.atomic
+def _hit_assign_next_external(
+    *, campaign: Campaign, worker: Worker, session_id: str
+) -> tuple[Assignment | None, Assignment | None]:
+    """``hit_assign_next_external``'s work: (the session's assignment, None), or (None, the other session's
+    assignment it waits for)."""
     session = (
         Assignment.objects.filter(campaign=campaign, worker=worker, external_id=session_id)
         .exclude(status=Assignment.Status.EXPIRED)
@@ -53,7 +66,7 @@ def hit_assign_next_external(*, campaign: Campaign, worker: Worker, session_id: 
         .first()
     )
     if session is not None and (session.status == Assignment.Status.IN_PROGRESS or session.submitted_at):
-        return session
+        return session, None
     # The worker's lock first, as every writer of their assignments takes it (judging.services.judgments).
     Worker.objects.select_for_update().get(pk=worker.pk)
     others = list(
@@ -64,15 +77,14 @@ def hit_assign_next_external(*, campaign: Campaign, worker: Worker, session_id: 
     now = timezone.now()
     for other in others:
         if other.confirmed_at is not None or not _claim_is_stale(assignment=other, now=now):
-            confirmation_sync_soon(campaign_id=campaign.pk)
-            raise SessionWaitsError(worker_id=worker.pk, assignment_id=other.pk)
+            return None, other
     Assignment.objects.filter(pk__in=[other.pk for other in others]).update(status=Assignment.Status.EXPIRED)
     assignment = hit_assign_next(campaign=campaign, worker=worker, external_id=session_id)
     if assignment is not None and assignment.confirmed_at is None:
         # Prolific lists the participant's submission from the moment they start: confirmed, the claim
         # holds its HIT (docs/decisions.md, "Provisional until the provider confirms").
         confirmation_sync_soon(campaign_id=campaign.pk)
-    return assignment
+    return assignment, None
 
 
 def _claim_is_stale(*, assignment: Assignment, now: datetime) -> bool:

@@ -60,7 +60,9 @@ def test_the_judgments_and_workers_exports_join_after_forged_claims(client, fake
 
 
 @pytest.mark.django_db
-def test_a_live_prolific_session_is_not_ended_by_another_session_under_the_same_id(client, fake_prolific):
+def test_a_live_prolific_session_is_not_ended_by_another_session_under_the_same_id(
+    client, fake_prolific, django_capture_on_commit_callbacks
+):
     # given a real participant mid-HIT, before any sync confirmed them
     campaign, study = _prolific_campaign()
     participant = "e" * 24
@@ -75,10 +77,13 @@ def test_a_live_prolific_session_is_not_ended_by_another_session_under_the_same_
     assert first_answer.status_code == 303
 
     # when someone who knows their id opens the study link with an invented session
-    forged = prolific_entry(client, campaign, participant=participant, session="INVENTED1", study=study)
+    with django_capture_on_commit_callbacks() as queued:
+        forged = prolific_entry(client, campaign, participant=participant, session="INVENTED1", study=study)
 
-    # then the forged session waits, and the participant answers on and reloads their HIT as before
+    # then the forged session waits for a sync (queued) to say which session Prolific knows, and the
+    # participant answers on and reloads their HIT as before
     assert forged.status_code == 409 and "another session" in forged.content.decode()
+    assert len(queued) == 1
     assert not Assignment.objects.filter(external_id="INVENTED1").exists()
     page = client.get(first_answer["Location"]).content.decode()
     second_answer = client.post(
