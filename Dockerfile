@@ -13,6 +13,9 @@ RUN apt-get update \
 RUN useradd --create-home --uid 1000 toppref
 WORKDIR /app
 
+# The pinned dependencies first (requirements-runtime.lock, hashes checked: `make lock`), then toppref alone.
+COPY requirements-runtime.lock ./
+RUN pip install --require-hashes -r requirements-runtime.lock
 COPY pyproject.toml README.md ./
 COPY config ./config
 COPY pools ./pools
@@ -20,7 +23,7 @@ COPY judging ./judging
 COPY metrics ./metrics
 COPY trecio ./trecio
 COPY dashboard ./dashboard
-RUN pip install .
+RUN pip install --no-deps . && pip check
 
 COPY manage.py ./
 COPY templates ./templates

@@ -21,9 +21,10 @@ STAGE = printf '\n==> %s\n'
 
 # Every dependency, the test tools included, pinned with its hashes in requirements.lock (made by uv from
 # pyproject.toml: `make lock`), so two machines install the same code; pip refuses a file whose hash differs.
+# requirements-runtime.lock is the same pins without the test tools, for the Docker image.
 LOCK := requirements.lock
-UV_COMPILE = $(VENV)/bin/uv pip compile pyproject.toml --extra dev --universal --python-version 3.11 \
-  --generate-hashes --quiet -o $(LOCK)
+RUNTIME_LOCK := requirements-runtime.lock
+UV_COMPILE = $(VENV)/bin/uv pip compile pyproject.toml --universal --python-version 3.11 --generate-hashes --quiet
 
 $(VENV)/.installed: pyproject.toml $(LOCK)
 	@$(PYTHON) -c 'import sys; sys.exit("toppref needs Python 3.11+, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
@@ -51,8 +52,9 @@ $(VENV)/.installed: pyproject.toml $(LOCK)
 lock:
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	@test -x $(VENV)/bin/uv || $(VENV)/bin/pip install --quiet "uv>=0.5"
-	$(UV_COMPILE) $(if $(UPGRADE),--upgrade)
-	@echo "    $(LOCK) made from pyproject.toml; make install installs it"
+	$(UV_COMPILE) --extra dev $(if $(UPGRADE),--upgrade) -o $(LOCK)
+	$(UV_COMPILE) -c $(LOCK) -o $(RUNTIME_LOCK)
+	@echo "    $(LOCK) and $(RUNTIME_LOCK) made from pyproject.toml; make install installs the first"
 
 install: $(VENV)/.installed
 

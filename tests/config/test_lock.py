@@ -15,9 +15,9 @@ PINNED = re.compile(
 )
 
 
-def _lock() -> dict[str, tuple[str, int]]:
+def _lock(name: str = "requirements.lock") -> dict[str, tuple[str, int]]:
     """{package: (version, number of hashes)}"""
-    text = (REPO / "requirements.lock").read_text()
+    text = (REPO / name).read_text()
     return {
         canonicalize_name(name): (version, hashes.count("--hash=sha256:"))
         for name, version, hashes in PINNED.findall(text)
@@ -49,3 +49,15 @@ def test_make_install_installs_the_lock_with_hash_checking():
     assert "pip install --require-hashes -r $(LOCK)" in makefile
     assert "pip install --no-deps -e ." in makefile
     assert "$(VENV)/.installed: pyproject.toml $(LOCK)" in makefile
+
+
+def test_the_image_installs_the_same_pins_without_the_test_tools():
+    runtime, full = _lock("requirements-runtime.lock"), _lock()
+    dockerfile = (REPO / "Dockerfile").read_text()
+
+    assert {name: version for name, (version, _) in runtime.items()} == {
+        name: full[name][0] for name in runtime
+    }, "requirements-runtime.lock differs from requirements.lock: run make lock"
+    assert "pytest" not in runtime and "django" in runtime
+    assert "pip install --require-hashes -r requirements-runtime.lock" in dockerfile
+    assert "pip install --no-deps ." in dockerfile
