@@ -13,6 +13,9 @@ RUN apt-get update \
 RUN useradd --create-home --uid 1000 toppref
 WORKDIR /app
 
+# The pinned dependencies first (requirements-runtime.lock, hashes checked: `make lock`), then toppref alone.
+COPY requirements-runtime.lock ./
+RUN pip install --require-hashes -r requirements-runtime.lock
 COPY pyproject.toml README.md ./
 COPY config ./config
 COPY pools ./pools
@@ -20,7 +23,7 @@ COPY judging ./judging
 COPY metrics ./metrics
 COPY trecio ./trecio
 COPY dashboard ./dashboard
-RUN pip install .
+RUN pip install --no-deps . && pip check
 
 COPY manage.py ./
 COPY templates ./templates
@@ -35,6 +38,10 @@ RUN mkdir -p /app/media && chown -R toppref:toppref /app/media
 USER toppref
 
 EXPOSE 8000
-# gunicorn's sync workers: WEB_CONCURRENCY, 2 x cores + 1 for the 2-core machine toppref is measured on.
-ENV WEB_CONCURRENCY=5
-CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--access-logfile", "-"]
+# gunicorn's sync workers: WEB_CONCURRENCY, 2 x cores + 1 for the 2-core machine toppref is measured on. Its
+# timeout is chosen, not gunicorn's default: 30 s for one request, while the planner stops at
+# TOPPREF_PLAN_MAX_SECONDS (5 s) and config/gunicorn.py refuses to start unless that is under half of it.
+ENV WEB_CONCURRENCY=5 \
+    TOPPREF_WEB_TIMEOUT_SECONDS=30 \
+    TOPPREF_PLAN_MAX_SECONDS=5
+CMD ["gunicorn", "-c", "python:config.gunicorn", "config.wsgi:application"]

@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install migrate demo demo-data serve test test-fast lint typecheck benchmark load figures readme clean
+.PHONY: install lock migrate demo demo-data serve test test-fast lint typecheck benchmark load figures readme clean
 
 # Timing of the demo's stages: `$(START)` before a stage's commands, `$(call DONE,NAME)` after them, on one line.
 CLOCK = $(PYTHON) -c 'import time; print(time.time())'
@@ -19,21 +19,42 @@ SERVE ?= 1
 demo: DEMO_STARTED := $(shell $(CLOCK))
 STAGE = printf '\n==> %s\n'
 
-$(VENV)/.installed: pyproject.toml
+# Every dependency, the test tools included, pinned with its hashes in requirements.lock (made by uv from
+# pyproject.toml: `make lock`), so two machines install the same code; pip refuses a file whose hash differs.
+# requirements-runtime.lock is the same pins without the test tools, for the Docker image.
+LOCK := requirements.lock
+RUNTIME_LOCK := requirements-runtime.lock
+UV_COMPILE = $(VENV)/bin/uv pip compile pyproject.toml --universal --python-version 3.11 --generate-hashes --quiet
+
+$(VENV)/.installed: pyproject.toml $(LOCK)
 	@$(PYTHON) -c 'import sys; sys.exit("toppref needs Python 3.11+, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
 	@echo "    installing toppref into $(VENV) with Django, DRF, Celery, numpy, scipy, pandas, pyarrow, matplotlib"
-	@echo "    and the test tools (pytest, ruff, mypy, playwright...): about 100 packages, 1 to 3 minutes the"
-	@echo "    first time. One dot per package resolved; pip's full output goes to $(VENV)/pip.log."
+	@echo "    and the test tools (pytest, ruff, mypy, playwright...): about 140 packages, 1 to 3 minutes the"
+	@echo "    first time, each the version and file $(LOCK) names (hashes checked). One dot per package;"
+	@echo "    pip's full output goes to $(VENV)/pip.log."
 	@$(PYTHON) -m venv $(VENV)
 	@$(VENV)/bin/pip install --quiet --upgrade pip > $(VENV)/pip.log 2>&1 || { cat $(VENV)/pip.log; exit 1; }
 	@# pip's exit status is kept in a file because a plain POSIX shell has no `pipefail`.
-	@{ $(VENV)/bin/pip install -e '.[dev]' 2>&1; echo $$? > $(VENV)/pip.status; } | tee -a $(VENV)/pip.log \
+	@{ $(VENV)/bin/pip install --require-hashes -r $(LOCK) 2>&1; echo $$? > $(VENV)/pip.status; } | tee -a $(VENV)/pip.log \
 	  | awk '/^(Collecting|Processing) / { if (n % 60 == 0) printf "%s    ", (n ? "\n" : ""); n++; printf "."; fflush() } \
 	         /^Installing collected packages/ { printf "\n    installing %d packages...\n", n; fflush() }'
 	@status=$$(cat $(VENV)/pip.status); rm -f $(VENV)/pip.status; \
 	  if [ "$$status" != 0 ]; then echo "pip failed (exit $$status); the end of $(VENV)/pip.log:"; \
 	  tail -n 30 $(VENV)/pip.log; exit 1; fi
+	@# toppref itself, without dependencies: they all come from the lock, and pip check says if one is missing.
+	@$(VENV)/bin/pip install --no-deps -e . >> $(VENV)/pip.log 2>&1 || { tail -n 30 $(VENV)/pip.log; exit 1; }
+	@$(VENV)/bin/pip check >> $(VENV)/pip.log 2>&1 || { tail -n 5 $(VENV)/pip.log; \
+	  echo "$(LOCK) does not satisfy pyproject.toml: run make lock"; exit 1; }
 	@touch $@
+
+# Refresh requirements.lock from pyproject.toml: new dependencies are added, the pins of the others kept;
+# `make lock UPGRADE=1` moves every pin to the newest release allowed. Then `make install`.
+lock:
+	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	@test -x $(VENV)/bin/uv || $(VENV)/bin/pip install --quiet "uv>=0.5"
+	$(UV_COMPILE) --extra dev $(if $(UPGRADE),--upgrade) -o $(LOCK)
+	$(UV_COMPILE) -c $(LOCK) -o $(RUNTIME_LOCK)
+	@echo "    $(LOCK) and $(RUNTIME_LOCK) made from pyproject.toml; make install installs the first"
 
 install: $(VENV)/.installed
 

@@ -158,6 +158,12 @@ def main() -> int:
     )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
+        "--account-hasher",
+        default="default",
+        help="the hasher of the judges' stored passwords (default: the app's first, Argon2id; pbkdf2_sha256:"
+        " accounts made before Argon2, whose first login also rehashes them)",
+    )
+    parser.add_argument(
         "--app-dir",
         type=Path,
         default=REPO_DIR,
@@ -520,7 +526,14 @@ class LoadRun:
         result = subprocess.run(
             [sys.executable, str(SCRIPT), "--prepare", "--judges", str(args.judges), "--data", args.data]
             + ["--cast-dir", str(args.cast_dir), "--assessor-every", str(args.assessor_every)]
-            + ["--seed", str(args.seed), "--app-dir", str(args.app_dir)],
+            + [
+                "--seed",
+                str(args.seed),
+                "--app-dir",
+                str(args.app_dir),
+                "--account-hasher",
+                args.account_hasher,
+            ],
             cwd=args.app_dir,
             env=prepare_env,
             capture_output=True,
@@ -1150,7 +1163,8 @@ def prepare(args) -> int:
     )
     campaign_start(campaign=tournament)
     groups = {name: Group.objects.get_or_create(name=name)[0] for name in ("assessors", "crowd")}
-    password = make_password(PASSWORD)  # hashed once: the accounts share it (hashing 200 would take a while)
+    # hashed once: the accounts share it (hashing 200 would take a while)
+    password = make_password(PASSWORD, hasher=args.account_hasher)
     judges = []
     for number in range(1, args.judges + 1):
         role = "assessors" if args.assessor_every and number % args.assessor_every == 0 else "crowd"

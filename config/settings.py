@@ -6,7 +6,9 @@ SQLite file in the project folder and executes Celery tasks in-process, so a new
 The judging pages add ``TOPPREF_FRAME_ANCESTORS``, ``TOPPREF_MTURK_SUBMIT_HOSTS``, ``TOPPREF_HIT_TOKEN_MAX_AGE``
 and the login lockout's ``TOPPREF_LOGIN_FAILURE_LIMIT``, ``TOPPREF_LOGIN_COOLOFF_MINUTES``,
 ``TOPPREF_LOGIN_ACCOUNT_FAILURE_LIMIT`` and ``TOPPREF_TRUSTED_PROXIES`` (block at the end); uploads are bounded by
-``TOPPREF_MAX_UPLOAD_MB``.
+``TOPPREF_MAX_UPLOAD_MB``; the planner by ``TOPPREF_PLAN_MAX_SECONDS``; the sessions' Redis copy by
+``TOPPREF_SESSION_CACHE_SECONDS`` and ``TOPPREF_SESSION_CACHE_RETRY_SECONDS`` (docs/hardening.md). gunicorn's
+``TOPPREF_WEB_TIMEOUT_SECONDS`` and ``WEB_CONCURRENCY`` are read by config/gunicorn.py.
 """
 
 import ipaddress
@@ -146,6 +148,15 @@ else:
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Argon2id with OWASP's parameters first (config.auth.Argon2PasswordHasher): a password stored by any other
+# hasher listed here (PBKDF2 before) is checked by it and rehashed with Argon2 at the user's next login.
+PASSWORD_HASHERS = [
+    "config.auth.Argon2PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2SHA1PasswordHasher",
+    "django.contrib.auth.hashers.ScryptPasswordHasher",
+]
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -281,6 +292,12 @@ if REDIS_URL:
     }
     SESSION_ENGINE = "config.sessions"
     SESSION_CACHE_ALIAS = "sessions"
+# A session's copy in Redis lives at most this long (a logout made while Redis was down cannot outlive it
+# there); after a Redis failure the sessions leave it alone for the retry interval (config/sessions.py).
+TOPPREF_SESSION_CACHE_SECONDS = env_number("TOPPREF_SESSION_CACHE_SECONDS", default=300.0, cast=float)
+TOPPREF_SESSION_CACHE_RETRY_SECONDS = env_number(
+    "TOPPREF_SESSION_CACHE_RETRY_SECONDS", default=10.0, cast=float
+)
 CELERY_ACCEPT_CONTENT = ["json"]
 # Every Django process (web, worker, manage.py, tests) creates the Celery app here, so tasks queued by services
 # use its broker; config/__init__.py no longer imports it, to keep the file-only `toppref` commands light.
@@ -302,6 +319,10 @@ CELERY_BEAT_SCHEDULE = {
 # A local judge's assignment with no answer for this long is released by the sweep (its HIT goes to the next
 # judge; the answers given are kept, uncounted); 0 turns it off. Crowd platforms keep their own clocks.
 TOPPREF_IDLE_RELEASE_SECONDS = env_number("TOPPREF_IDLE_RELEASE_SECONDS", default=600.0, cast=float)
+# The planner's time bound for one web request (POST /api/plan/), seconds: a plan not done by then is refused
+# with the bound named. It must stay well below gunicorn's timeout (TOPPREF_WEB_TIMEOUT_SECONDS,
+# config/gunicorn.py), which stops a web worker that runs longer.
+TOPPREF_PLAN_MAX_SECONDS = env_number("TOPPREF_PLAN_MAX_SECONDS", default=5.0, cast=float)
 # Without Redis there is no beat: the web process runs the same sweep on a request at most every this many
 # seconds (judging.middleware.SweepMiddleware); 0 turns it off. With Redis, beat does it (default 0).
 TOPPREF_SWEEP_SECONDS = env_number("TOPPREF_SWEEP_SECONDS", default=0.0 if REDIS_URL else 60.0, cast=float)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
@@ -19,6 +20,7 @@ from judging.engine import (
     MAX_TRIALS,
     CrowdParams,
     HitShape,
+    PlanTimeExceededError,
     plan_bounds_check,
 )
 from judging.models import Campaign
@@ -101,7 +103,11 @@ class PlanApi(ResearcherApi, APIView):
                 pricing=pricing,
                 trials=args["trials"],
                 seed=args["seed"],
+                # a web worker must answer well within gunicorn's timeout (config/gunicorn.py)
+                max_seconds=settings.TOPPREF_PLAN_MAX_SECONDS,
             )
+        except PlanTimeExceededError as error:
+            raise ValidationError({"non_field_errors": [f"{error} (TOPPREF_PLAN_MAX_SECONDS)"]}) from None
         except ValueError as error:
             raise ValidationError({"non_field_errors": [str(error)]}) from None
         return Response(plan)

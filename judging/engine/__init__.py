@@ -82,7 +82,7 @@ from judging.engine.params import (
     plan_bounds_check,
     plan_work,
 )
-from judging.engine.planning import plan_adaptive, plan_campaign
+from judging.engine.planning import PlanTimeExceededError, plan_adaptive, plan_campaign
 from judging.engine.routing import route_to_people, routing_order
 from judging.engine.seeding import candidate_order, hit_rng, round_rng, tournament_rng
 from judging.engine.simulator import (
@@ -164,6 +164,7 @@ __all__ = [
     "pairing_graph",
     "plan_adaptive",
     "plan_campaign",
+    "PlanTimeExceededError",
     "preference_values",
     "read_judgment_log",
     "round_rng",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import random
 import statistics
+import time
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 from typing import Any
@@ -16,6 +17,51 @@ from judging.engine.oracles import NoisyOracle, Oracle, PerfectOracle
 from judging.engine.params import DEFAULT_HIT_SHAPE, DEFAULT_PRICING, CrowdParams, HitShape, Pricing
 from judging.engine.simulator import SimulationResult, simulate_adaptive, simulate_crowd
 from judging.engine.tournament import tournament_judgment_bound
+
+# How many simulated judgments between two looks at the clock (a look costs about as much as a judgment).
+DEADLINE_CHECK_EVERY = 256
+
+
+class PlanTimeExceededError(ValueError):
+    """A plan ran out of its time (``max_seconds``) before its last trial: the message names the bound, how
+    many trials were done in it and how many would fit."""
+
+    def __init__(self, *, max_seconds: float, trials_done: int, trials: int) -> None:
+        fits = max(1, int(trials_done * 0.8))
+        super().__init__(
+            f"this plan needs more than {max_seconds:g} s: {trials_done} of its {trials} trials were done in that"
+            f" time; ask for at most about {fits} trials, smaller pools or a smaller P"
+        )
+        self.max_seconds, self.trials_done, self.trials = max_seconds, trials_done, trials
+
+
+class _DeadlineOracle:
+    """An oracle that answers as ``inner`` until ``deadline`` (``time.monotonic()``) has passed, then raises
+    ``_OutOfTime`` on a judgment: the simulators ask it for every judgment, so a plan stops within a few
+    hundred judgments of its deadline, however large one trial is."""
+
+    def __init__(self, inner: Oracle, deadline: float) -> None:
+        self.inner, self.deadline, self.calls = inner, deadline, 0
+
+    def prefer(self, topic_id: str, a: str, b: str) -> str:
+        self.calls += 1
+        if self.calls % DEADLINE_CHECK_EVERY == 0 and time.monotonic() > self.deadline:
+            raise _OutOfTime
+        return self.inner.prefer(topic_id, a, b)
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+def _within(oracle: Oracle, deadline: float | None) -> Oracle:
+    return oracle if deadline is None else _DeadlineOracle(oracle, deadline)
+
+
+def _check_time(deadline: float | None, *, max_seconds: float | None, trial: int, trials: int) -> None:
+    """Between trials (a small pool's trial asks its crowd too few times to look at the clock itself)."""
+    if deadline is not None and time.monotonic() > deadline:
+        raise PlanTimeExceededError(max_seconds=max_seconds or 0, trials_done=trial, trials=trials)
 
 
 def plan_campaign(
@@ -27,6 +73,7 @@ def plan_campaign(
     hit_shape: HitShape = DEFAULT_HIT_SHAPE,
     pricing: Pricing = DEFAULT_PRICING,
     error_rate: float = 0.0,
+    max_seconds: float | None = None,
 ) -> dict[str, Any]:
     """Monte-Carlo plan of a crowd campaign over topics with the given pool sizes.
 
@@ -55,7 +102,8 @@ def plan_campaign(
       hypergeometric probability C(5,3)/C(9,7) = 0.278, which is ``p_miss``;
       reinstatement brings it back whenever only the top 4 survive, so ``p_lost`` is lower (about 0.11);
     - ``tournament_judgment_bound``: the dedicated tournament's bound for the same pools, for comparison.
-    Only ids and counts are reported; ``trials`` must be >= 1.
+    Only ids and counts are reported; ``trials`` must be >= 1. With ``max_seconds`` a plan that has not
+    finished within that many seconds stops and raises ``PlanTimeExceededError``.
     """
     params.validate()
     if trials < 1:
@@ -71,7 +119,9 @@ def plan_campaign(
     kth_rounds: Counter[int] = Counter()
     kth_culled: Counter[int] = Counter()
     kth_lost: Counter[int] = Counter()
-    for _ in range(trials):
+    deadline = None if max_seconds is None else time.monotonic() + max_seconds
+    for trial in range(trials):
+        _check_time(deadline, max_seconds=max_seconds, trial=trial, trials=trials)
         true_orders = {}
         for topic in topics:
             order = [f"{topic}#{i}" for i in range(pool_sizes[topic])]
@@ -81,14 +131,19 @@ def plan_campaign(
             topic: {docid: float(len(order) - i) for i, docid in enumerate(order)}
             for topic, order in true_orders.items()
         }
-        result = simulate_crowd(
-            {topic: sorted(order) for topic, order in true_orders.items()},
-            _planned_crowd(values, rng=rng, error_rate=error_rate),
-            params=params,
-            seed=rng.randrange(2**32),
-            hit_shape=hit_shape,
-            pricing=pricing,
-        )
+        try:
+            result = simulate_crowd(
+                {topic: sorted(order) for topic, order in true_orders.items()},
+                _within(_planned_crowd(values, rng=rng, error_rate=error_rate), deadline),
+                params=params,
+                seed=rng.randrange(2**32),
+                hit_shape=hit_shape,
+                pricing=pricing,
+            )
+        except _OutOfTime:
+            raise PlanTimeExceededError(
+                max_seconds=max_seconds or 0, trials_done=trial, trials=trials
+            ) from None
         for name in ("judgments", "hits", "cost_usd", "rounds"):
             totals[name].append(float(getattr(result, name)))
         culled.add_trial(true_orders, params.k, {t: _culled_in_stage1(result, t) for t in topics})
@@ -198,6 +253,7 @@ def plan_adaptive(
     hit_shape: HitShape = DEFAULT_HIT_SHAPE,
     pricing: Pricing = DEFAULT_PRICING,
     error_rate: float = 0.0,
+    max_seconds: float | None = None,
 ) -> dict[str, Any]:
     """Monte-Carlo plan of an adaptive campaign (``adaptive.py``): each trial gives every topic a fresh random
     strict order and runs ``simulate_adaptive`` with a crowd that reverses each judgment with probability
@@ -206,7 +262,7 @@ def plan_adaptive(
     over topics with a pool of the probability that the output misses a true top-min(k, |C|) item, with
     ``p_lost_se``, ``p_lost_any_topic``, ``p_lost_by_rank``, ``p_lost_per_topic``); ``p_miss`` equals it (the
     adaptive mode has no culling round to report apart). A consistent crowd never loses an item: every
-    elimination rests on k confirmed betters."""
+    elimination rests on k confirmed betters. ``max_seconds``: as for ``plan_campaign``."""
     params.validate()
     if trials < 1:
         raise ValueError(f"trials must be at least 1 (got {trials})")
@@ -215,7 +271,9 @@ def plan_adaptive(
     topics = sorted(pool_sizes)
     totals: dict[str, list[float]] = defaultdict(list)
     lost = _MissTally()
-    for _ in range(trials):
+    deadline = None if max_seconds is None else time.monotonic() + max_seconds
+    for trial in range(trials):
+        _check_time(deadline, max_seconds=max_seconds, trial=trial, trials=trials)
         true_orders = {}
         for topic in topics:
             order = [f"{topic}#{i}" for i in range(pool_sizes[topic])]
@@ -225,15 +283,20 @@ def plan_adaptive(
             topic: {docid: float(len(order) - i) for i, docid in enumerate(order)}
             for topic, order in true_orders.items()
         }
-        oracle = _planned_crowd(values, rng=rng, error_rate=error_rate)
-        result = simulate_adaptive(
-            {topic: sorted(order) for topic, order in true_orders.items()},
-            oracle,
-            params=params,
-            seed=rng.randrange(2**32),
-            hit_shape=hit_shape,
-            pricing=pricing,
-        )
+        oracle = _within(_planned_crowd(values, rng=rng, error_rate=error_rate), deadline)
+        try:
+            result = simulate_adaptive(
+                {topic: sorted(order) for topic, order in true_orders.items()},
+                oracle,
+                params=params,
+                seed=rng.randrange(2**32),
+                hit_shape=hit_shape,
+                pricing=pricing,
+            )
+        except _OutOfTime:
+            raise PlanTimeExceededError(
+                max_seconds=max_seconds or 0, trials_done=trial, trials=trials
+            ) from None
         for name in ("judgments", "hits", "cost_usd", "rounds"):
             totals[name].append(float(getattr(result, name)))
         totals["pairs_tied"].append(float(result.vote_counts()["pairs_tied"]))

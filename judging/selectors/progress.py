@@ -70,8 +70,9 @@ class CampaignProgress:
     HITs excluded); ``tournament_judgments``: dedicated assessors' judgments. ``answers``: stored answers
     by kind (``preferences`` and ``challenges`` given by workers, discarded HITs included; ``tournament``).
     ``hits``: HIT count by status, every status present; ``hits_submitted``: assignments submitted.
-    ``workers_active``: workers who took an assignment and are not excluded; ``workers_excluded``: those of
-    them excluded after a failed challenge. ``assessors_active``: assessors who judged a tournament pair or
+    ``workers_active``: workers who took an assignment that counts as theirs (confirmed by the provider, or
+    a logged-in judge's) and are not excluded; ``workers_excluded``: those of them excluded after a failed
+    challenge. ``assessors_active``: assessors who judged a tournament pair or
     hold a topic now.
     ``hits_awaiting_confirmation``: HITs with an assignment whose answers are all in but that its provider
     (MTurk, Prolific) has not confirmed yet; ``judgments_unconfirmed``: stored answers of assignments the
@@ -204,10 +205,11 @@ def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
         challenges=Count("pk", filter=Q(slot__is_challenge=True)),
     )
     tournament_judgments = TournamentJudgment.objects.filter(campaign_topic__campaign=campaign).count()
-    # Who took an assignment here, excluded for this campaign or not, in one statement.
+    # Who took an assignment here that the provider confirmed (a logged-in judge's is confirmed at once),
+    # excluded for this campaign or not, in one statement: a claim under an invented id is nobody's work.
     excluded_here = worker_excluded_here(campaign=campaign)
     workers = Worker.objects.filter(
-        pk__in=Assignment.objects.filter(campaign=campaign).values("worker_id")
+        pk__in=Assignment.objects.filter(campaign=campaign, confirmed_at__isnull=False).values("worker_id")
     ).aggregate(active=Count("pk", filter=~excluded_here), excluded=Count("pk", filter=excluded_here))
     spend = campaign_spend(campaign=campaign)
     assessors = set(

@@ -76,6 +76,19 @@ class WorkerBusyError(JudgingError):
         self.worker_id, self.assignment_id, self.hit_id = worker_id, assignment_id, hit_id
 
 
+class SessionWaitsError(JudgingError):
+    """Another session of the same participant holds an assignment that the provider confirmed or that is
+    still being worked on: this session's claim waits (it may be a forger's who knows the participant's id)
+    until the provider's listing says which session is theirs."""
+
+    def __init__(self, *, worker_id: int, assignment_id: int) -> None:
+        super().__init__(
+            f"worker {worker_id} holds assignment {assignment_id} under another session, confirmed or still live;"
+            " this session waits for the provider's confirmation"
+        )
+        self.worker_id, self.assignment_id = worker_id, assignment_id
+
+
 class AssignmentOverdueError(AssignmentClosedError):
     """The assignment's duration is over (``Assignment.deadline_at`` passed): its work is no longer accepted.
     Nothing is changed; the overdue sweep expires it and gives its HIT to another worker."""

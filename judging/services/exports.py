@@ -189,10 +189,14 @@ def _log_row(row: dict, *, release: bool) -> list[str]:
 
 
 def campaign_worker_pseudonyms(*, campaign: Campaign) -> dict[int, str]:
-    """``{worker id: "w1", "w2", ...}`` in the order of each worker's first answer (the judgment log's
-    pseudonyms, :func:`_judgment_log`); workers of the campaign without an answer follow, by id."""
+    """The campaign's one pseudonym table, which every export uses (so the files join on ``worker``):
+    ``{worker id: "w1", "w2", ...}`` in the order of each worker's first answer, then workers without an
+    answer, by id. Only workers whose work counts are numbered, those with an assignment the provider
+    confirmed (a logged-in judge's is confirmed at once): a claim under a forged or invented id is nobody's
+    work, and must not shift the real workers' numbers."""
+    confirmed = Assignment.objects.filter(campaign=campaign, confirmed_at__isnull=False)
     first_answers = (
-        Judgment.objects.filter(assignment__campaign=campaign)
+        Judgment.objects.filter(assignment__in=confirmed)
         .values("assignment__worker_id")
         .annotate(first=Min("pk"))
         .order_by("first")
@@ -202,8 +206,7 @@ def campaign_worker_pseudonyms(*, campaign: Campaign) -> dict[int, str]:
     for worker_id in first_answers:
         pseudonyms.setdefault(worker_id, f"w{len(pseudonyms) + 1}")
     others = (
-        Assignment.objects.filter(campaign=campaign)
-        .exclude(worker_id__in=list(pseudonyms))
+        confirmed.exclude(worker_id__in=list(pseudonyms))
         .values_list("worker_id", flat=True)
         .distinct()
         .order_by("worker_id")
@@ -215,13 +218,14 @@ def campaign_worker_pseudonyms(*, campaign: Campaign) -> dict[int, str]:
 
 def _judgment_log(campaign: Campaign, progress: Progress) -> Iterator[dict]:
     """Every answer of the campaign in a total order (judgment id), workers pseudonymised as ``w1``, ``w2``...
-    in the order of their first answer, so the log is the same however often it is made."""
-    pseudonyms: dict[int, str] = {}
-
-    def pseudonym(key: int) -> str:
-        return pseudonyms.setdefault(key, f"w{len(pseudonyms) + 1}")
-
+    in the order of their first answer, so the log is the same however often it is made (the crowd's by
+    ``campaign_worker_pseudonyms``, the table the workers export uses)."""
     if campaign.mode == Campaign.Mode.TOURNAMENT:
+        assessors: dict[int, str] = {}
+
+        def pseudonym(key: int) -> str:
+            return assessors.setdefault(key, f"w{len(assessors) + 1}")
+
         rows = TournamentJudgment.objects.filter(campaign_topic__campaign=campaign).order_by("pk")
         total = rows.count() or 1
         for i, (topic, left, right, winner, side, ms, assessor, created) in enumerate(
@@ -255,6 +259,7 @@ def _judgment_log(campaign: Campaign, progress: Progress) -> Iterator[dict]:
                 "judged_at": created,
             }
         return
+    workers = campaign_worker_pseudonyms(campaign=campaign)
     # Answers the provider never confirmed (a forged assignment's) are not the campaign's data.
     judgments = Judgment.objects.filter(
         assignment__campaign=campaign, assignment__confirmed_at__isnull=False
@@ -290,7 +295,7 @@ def _judgment_log(campaign: Campaign, progress: Progress) -> Iterator[dict]:
             "round": row["slot__pair__round__number"],
             "stage": row["slot__pair__round__stage"],
             "hit": row["assignment__hit__number"],
-            "worker": pseudonym(row["assignment__worker_id"]),
+            "worker": workers[row["assignment__worker_id"]],
             "is_challenge": row["slot__is_challenge"],
             "is_counted": judgment_is_counted(
                 assignment_status=row["assignment__status"],

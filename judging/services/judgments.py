@@ -806,8 +806,12 @@ def confirmation_sync_soon(*, campaign_id: int) -> None:
 
     def queue() -> None:
         if cache.add(f"toppref:confirmation-sync:{campaign_id}", 1, timeout=CONFIRMATION_SYNC_DELAY_SECONDS):
-            registered_task("judging.tasks.crowd_sync_task").apply_async(
-                (campaign_id,), countdown=CONFIRMATION_SYNC_DELAY_SECONDS
+            # A broker that is down is logged, never raised into the answer that committed (the periodic
+            # sync looks for the confirmation anyway).
+            enqueue(
+                registered_task("judging.tasks.crowd_sync_task").signature(
+                    (campaign_id,), countdown=CONFIRMATION_SYNC_DELAY_SECONDS
+                )
             )
 
     transaction.on_commit(queue)

@@ -54,9 +54,11 @@ def campaign_plan(
     pricing: Pricing,
     trials: int,
     seed: int,
+    max_seconds: float | None = None,
 ) -> dict[str, Any]:
     """The plan of ``toppref plan`` for these pools: parameters validated (``ValueError`` naming the problem),
-    ``trials`` Monte-Carlo trials from ``seed``; the returned dict carries ``seed``."""
+    ``trials`` Monte-Carlo trials from ``seed``; the returned dict carries ``seed``. ``max_seconds``: stop
+    with ``PlanTimeExceededError`` (a ``ValueError``) past that time."""
     params.validate()
     hit_shape.validate()
     pricing.validate()
@@ -67,6 +69,7 @@ def campaign_plan(
         rng=random.Random(seed),
         hit_shape=hit_shape,
         pricing=Pricing(pay_per_hit=Decimal(pricing.pay_per_hit), fee=Decimal(pricing.fee)),
+        max_seconds=max_seconds,
     )
     plan["seed"] = seed
     return plan

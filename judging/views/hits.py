@@ -29,6 +29,7 @@ from judging.services import (
     HitNotOpenError,
     HitTakenError,
     PairAlreadyJudgedError,
+    SessionWaitsError,
     WorkerExcludedError,
     assignment_finish_external,
     assignment_start_external,
@@ -136,6 +137,13 @@ def prolific_entry(request: HttpRequest, public_id) -> HttpResponse:
             assignment = hit_assign_next_external(campaign=campaign, worker=worker, session_id=session)
         except WorkerExcludedError:
             return _excluded(request)
+        except SessionWaitsError:
+            raise Refusal(
+                "This study is already open in another session of your Prolific account.",
+                "Go on in that session. If you have none, wait a minute and reload this page: we are asking"
+                " Prolific which session is yours.",
+                409,
+            ) from None
     except Refusal as refusal:
         return _refusal_page(request, refusal)
     if assignment is None:

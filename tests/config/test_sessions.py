@@ -3,9 +3,12 @@ cache never gives a judge an error."""
 
 from __future__ import annotations
 
+import logging
+import socket
 from unittest import mock
 
 import pytest
+from django.test import Client
 
 from tests.judging.pages_fixtures import PASSWORD, crowd_campaign, user_with_role
 
@@ -63,30 +66,99 @@ def test_a_cache_that_is_down_costs_the_judge_nothing(cached_sessions, client):
     assert pair.status_code == 200 and 'id="pair-form"' in pair.content.decode()
 
 
+def _closed_port() -> int:
+    """A 127.0.0.1 port nothing listens on (bound, then released)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def fresh_cache_health():
+    """Each test sees the sessions' cache as never having failed (the health is per process)."""
+    from config import sessions
+
+    sessions._health.clear()
+    yield
+    sessions._health.clear()
+
+
 @pytest.mark.django_db
-def test_a_logout_clears_the_cache_first_and_is_refused_while_it_is_down(cached_sessions, client):
+def test_with_redis_unreachable_from_the_start_login_pages_and_logout_work(
+    settings, client, caplog, fresh_cache_health
+):
+    from django.contrib.sessions.models import Session
+
+    # given the sessions' cache pointed at a closed port before anyone logged in (Redis down)
+    settings.CACHES = {
+        "default": LOCAL_CACHE | {"LOCATION": "default"},
+        "sessions": DEAD_REDIS | {"LOCATION": f"redis://127.0.0.1:{_closed_port()}/0"},
+    }
+    settings.SESSION_ENGINE = "config.sessions"
+    settings.SESSION_CACHE_ALIAS = "sessions"
+    crowd_campaign()
+    user_with_role("cat", "crowd")
+
+    # when a judge logs in, reads a few pages and logs out
+    with caplog.at_level(logging.WARNING, logger="config.sessions"):
+        login = client.post("/accounts/login/", {"username": "cat", "password": PASSWORD})
+        key = client.cookies["sessionid"].value
+        pages = [client.get(url, follow=True).status_code for url in ("/judge/", "/judge/next/", "/judge/")]
+        logout = client.post("/accounts/logout/")
+        after = client.get("/judge/next/")
+
+    # then the login, every page and the logout answered from the database, and the outage was logged once
+    assert login.status_code == 302 and Session.objects.filter(session_key=key).exists() is False
+    assert pages == [200, 200, 200]
+    assert logout.status_code == 302 and after.status_code == 302 and "/accounts/login/" in after["Location"]
+    outage_lines = [r for r in caplog.records if "unavailable" in r.getMessage()]
+    assert len(outage_lines) == 1
+
+
+@pytest.mark.django_db
+def test_a_logout_while_the_cache_is_down_ends_the_session_and_its_cached_copy_once_it_is_back(
+    cached_sessions, client, fresh_cache_health
+):
     from django.contrib.sessions.models import Session
     from django.core.cache import caches
+    from django.core.cache.backends.locmem import LocMemCache
 
-    # given a judge logged in with cached sessions
+    # given a judge logged in with cached sessions, their session in the cache
+    cached_sessions.TOPPREF_SESSION_CACHE_RETRY_SECONDS = 0
     crowd_campaign()
     assert client.login(username=user_with_role("cat", "crowd").username, password=PASSWORD)
     key = client.session.session_key
+    client.get("/judge/")
+    cache_key = f"django.contrib.sessions.cached_db{key}"
+    assert caches["sessions"].get(cache_key) is not None
 
-    # when they log out while the cache is down, then again once it is back
-    cached_sessions.CACHES = {"default": LOCAL_CACHE | {"LOCATION": "default"}, "sessions": DEAD_REDIS}
-    with pytest.raises(Exception):  # noqa: B017 - whatever the cache client raises
-        client.post("/accounts/logout/")
-    kept = Session.objects.filter(session_key=key).exists()
-    cached_sessions.CACHES = {"default": LOCAL_CACHE | {"LOCATION": "default"}, "sessions": LOCAL_CACHE}
-    client.post("/accounts/logout/")
+    # when they log out while the cache fails every call, then the cache answers again
+    with mock.patch.object(LocMemCache, "delete", side_effect=ConnectionError("Redis is down")):
+        logout = client.post("/accounts/logout/")
+        stale_meanwhile = caches["sessions"].get(cache_key) is not None
+    # any request with a session tries the cache again: another judge logs in
+    assert Client().login(username=user_with_role("dog", "crowd").username, password=PASSWORD)
 
-    # then the first logout changed nothing (the session was not ended in the database while it lived on in
-    # the cache); the second ended it in both
-    assert kept
+    # then the logout ended the session in the database at once, and its cached copy once the cache was back
+    assert logout.status_code == 302
     assert not Session.objects.filter(session_key=key).exists()
-    assert caches["sessions"].get(f"django.contrib.sessions.cached_db{key}") is None
+    assert stale_meanwhile
+    assert caches["sessions"].get(cache_key) is None
     assert client.get("/judge/next/").status_code == 302
+
+
+@pytest.mark.django_db
+def test_no_session_copy_outlives_the_cache_lifetime(cached_sessions, client, fresh_cache_health):
+    from django.core.cache import caches
+
+    # given cached copies that live 60 s at most
+    cached_sessions.TOPPREF_SESSION_CACHE_SECONDS = 60
+    crowd_campaign()
+    with mock.patch.object(caches["sessions"].__class__, "set", autospec=True) as cache_set:
+        assert client.login(username=user_with_role("cat", "crowd").username, password=PASSWORD)
+
+    # then the copy was written with that lifetime, not the session's two weeks
+    assert {call.args[3] for call in cache_set.call_args_list} == {60}
 
 
 def test_the_sessions_redis_cache_reuses_one_client_and_reads_what_it_wrote():

@@ -17,6 +17,8 @@ from judging.services import (
     hit_build,
     worker_get_or_create,
 )
+from tests.judging.crowd.fake_mturk import FakeMTurk
+from tests.judging.crowd.fake_prolific import TOKEN, FakeProlific
 from tests.judging.factories import collection_with_grades, graded_pool
 
 PUBLIC_URL = "https://toppref.example.org"
@@ -36,6 +38,25 @@ def crowd_settings(settings, monkeypatch, tmp_path):
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "aws-credentials"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     return settings
+
+
+# The fake MTurk and Prolific servers on 127.0.0.1, with the settings that point the providers at them.
+@pytest.fixture
+def fake_mturk(settings):
+    with FakeMTurk(page_size=1) as fake:
+        settings.TOPPREF_MTURK_ENDPOINT_URL = fake.url
+        settings.TOPPREF_MTURK_MAX_ATTEMPTS = 2
+        yield fake
+
+
+@pytest.fixture
+def fake_prolific(settings, monkeypatch):
+    with FakeProlific(page_size=2) as fake:
+        settings.TOPPREF_PROLIFIC_API_URL = fake.url
+        settings.TOPPREF_PROLIFIC_WORKSPACE_ID = ""
+        settings.TOPPREF_PROLIFIC_PROJECT_ID = ""
+        monkeypatch.setenv("PROLIFIC_API_TOKEN", TOKEN)
+        yield fake
 
 
 def running_campaign(

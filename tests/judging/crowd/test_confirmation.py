@@ -25,28 +25,8 @@ from judging.services.exports import export_content
 from judging.services.publishing import campaign_publish
 from judging.tasks import campaign_publish_task
 from tests.judging.crowd.conftest import running_campaign
-from tests.judging.crowd.fake_mturk import FakeMTurk
-from tests.judging.crowd.fake_prolific import TOKEN, FakeProlific
 
 SANDBOX = "https://workersandbox.mturk.com"
-
-
-@pytest.fixture
-def fake_mturk(settings):
-    with FakeMTurk(page_size=1) as fake:
-        settings.TOPPREF_MTURK_ENDPOINT_URL = fake.url
-        settings.TOPPREF_MTURK_MAX_ATTEMPTS = 2
-        yield fake
-
-
-@pytest.fixture
-def fake_prolific(settings, monkeypatch):
-    with FakeProlific(page_size=2) as fake:
-        settings.TOPPREF_PROLIFIC_API_URL = fake.url
-        settings.TOPPREF_PROLIFIC_WORKSPACE_ID = ""
-        settings.TOPPREF_PROLIFIC_PROJECT_ID = ""
-        monkeypatch.setenv("PROLIFIC_API_TOKEN", TOKEN)
-        yield fake
 
 
 def hidden(html: str, name: str) -> str:
