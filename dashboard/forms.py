@@ -11,7 +11,9 @@ from pools.models import Collection
 
 class CampaignCreateForm(forms.Form):
     name = forms.SlugField(max_length=100)
-    collection = forms.ModelChoiceField(queryset=Collection.objects.order_by("name"), to_field_name="name")
+    collection = forms.ModelChoiceField(
+        queryset=Collection.objects.current().order_by("name"), to_field_name="name"
+    )
     mode = forms.ChoiceField(choices=Campaign.Mode.choices, initial=Campaign.Mode.CROWD)
     k = forms.IntegerField(min_value=1, initial=5)
     final_stage_size = forms.IntegerField(label="F", min_value=2, initial=9)

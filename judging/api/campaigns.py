@@ -27,7 +27,7 @@ from pools.models import Collection
 
 
 class CampaignSerializer(serializers.ModelSerializer):
-    collection = serializers.SlugRelatedField(slug_field="name", queryset=Collection.objects.all())
+    collection = serializers.SlugRelatedField(slug_field="name", queryset=Collection.objects.current())
     owner = serializers.CharField(source="owner.username", read_only=True, default=None)
 
     class Meta:

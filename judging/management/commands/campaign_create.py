@@ -90,7 +90,7 @@ class Command(BaseCommand):
         parser.add_argument("--owner", help="username of the researcher who owns the campaign")
 
     def handle(self, *args, **options):
-        collection = Collection.objects.filter(name=options["collection"]).first()
+        collection = Collection.objects.current().filter(name=options["collection"]).first()
         if collection is None:
             raise CommandError(f"no collection named {options['collection']!r}")
         owner = None

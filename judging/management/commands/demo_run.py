@@ -55,7 +55,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, collection, oracle, seed, k, workers, tournament_topic, owner, **options):
-        collection = Collection.objects.filter(name=collection).first()
+        collection = Collection.objects.current().filter(name=collection).first()
         if collection is None:
             raise CommandError("no demo collection: load it first (manage.py demo_load)")
         # Checked before the earlier demo campaigns are deleted, so a bad argument changes nothing.

@@ -27,7 +27,7 @@ class ImportCommand(BaseCommand):
 
     def handle(self, *args, collection, path, quiet, owner=None, **options):
         try:
-            collection_object = Collection.objects.get(name=collection)
+            collection_object = Collection.objects.current().get(name=collection)
         except Collection.DoesNotExist:
             raise CommandError(f"no collection {collection!r} (create it with collection_create)") from None
         if owner:

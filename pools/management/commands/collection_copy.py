@@ -23,7 +23,7 @@ class Command(BaseCommand):
         parser.add_argument("--description", help="description of the copy (default: the source's)")
 
     def handle(self, *args, source, name, owner, description, **options):
-        found = Collection.objects.select_related("owner").filter(name=source).first()
+        found = Collection.objects.current().select_related("owner").filter(name=source).first()
         if found is None:
             raise CommandError(f"no collection {source!r}", returncode=2)
         try:
