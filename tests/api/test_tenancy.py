@@ -140,9 +140,7 @@ def test_a_collection_in_use_is_changed_in_a_new_version(api, owned_demo, resear
     assert run.file.name.startswith("runs/demo-v2/") and run.file.size > 0
 
 
-def test_anothers_started_campaign_does_not_freeze_a_collection(
-    owned_demo, researcher, other_researcher
-):
+def test_anothers_started_campaign_does_not_freeze_a_collection(owned_demo, researcher, other_researcher):
     # given bob's campaign started on alice's collection (any researcher may run one on it)
     bobs = _live_campaign(owned_demo, other_researcher, "bob-secret-study")
     grades_before = sorted(
@@ -388,4 +386,3 @@ def test_a_crowd_user_excluded_by_one_owner_still_judges_for_another(two_owners,
 
     assert page.status_code == 200 and "judging/excluded.html" not in [t.name for t in page.templates]
     assert worker.assignments.get().campaign == two_owners["bob_live"]
-
