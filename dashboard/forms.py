@@ -42,9 +42,14 @@ class CampaignCreateForm(forms.Form):
         value = self.cleaned_data.get("confidence")
         return DEFAULT_ADAPTIVE_PARAMS.confidence if value is None else value
 
+    def __init__(self, *args, owner=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.owner = owner
+
     def clean_name(self):
         name = self.cleaned_data["name"]
-        if Campaign.objects.filter(name=name).exists():
+        # Names are unique per owner: only the creator's own campaigns can be in the way.
+        if Campaign.objects.filter(name=name, owner=self.owner).exists():
             raise forms.ValidationError(f"a campaign named {name!r} exists already")
         return name
 

@@ -48,6 +48,8 @@ class CollectionSerializer(serializers.ModelSerializer):
             "created_at",
         ]
         read_only_fields = ["created_at", "version"]
+        # A taken name is the service's check (unique among current versions only).
+        validators: list = []
 
 
 class CollectionListApi(generics.ListCreateAPIView):

@@ -1,10 +1,11 @@
 """What every researcher API view shares: the permission and the campaign lookup (another researcher's
-campaign is a 404)."""
+campaign is a 404; a name means the caller's own campaign, and staff may name the owner: ``?owner=USERNAME``)."""
 
 from __future__ import annotations
 
 from django.http import Http404
 from rest_framework import permissions
+from rest_framework.exceptions import ValidationError
 
 from judging import selectors
 from judging.models import Campaign
@@ -18,6 +19,12 @@ class ResearcherApi:
 
     def campaign(self) -> Campaign:
         try:
-            return selectors.campaign_get_visible(user=self.request.user, name=self.kwargs["name"])
+            return selectors.campaign_get_visible(
+                user=self.request.user,
+                name=self.kwargs["name"],
+                owner=self.request.query_params.get("owner"),
+            )
+        except selectors.CampaignNameAmbiguousError as error:
+            raise ValidationError({"owner": [str(error)]}) from None
         except Campaign.DoesNotExist:
             raise Http404(f"no campaign named {self.kwargs['name']!r}") from None

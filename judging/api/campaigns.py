@@ -58,6 +58,9 @@ class CampaignSerializer(serializers.ModelSerializer):
             "started_at",
             "finished_at",
         ]
+        # Names are unique per owner: the view checks the caller's own (a check over every owner's names
+        # would tell one researcher another's).
+        validators: list = []
         read_only_fields = [
             "owner",
             "provider",
@@ -153,7 +156,8 @@ class CampaignListApi(ResearcherApi, generics.ListCreateAPIView):
 
     def perform_create(self, serializer):
         data = dict(serializer.validated_data)
-        if Campaign.objects.filter(name=data["name"]).exists():
+        # Names are unique per owner: only the caller's own campaigns can be in the way.
+        if Campaign.objects.filter(name=data["name"], owner=self.request.user).exists():
             raise ValidationError({"name": [f"a campaign named {data['name']!r} exists already"]})
         try:
             serializer.instance = campaign_create(owner=self.request.user, **data)
