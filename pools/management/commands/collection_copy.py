@@ -12,8 +12,9 @@ from pools.services import (
 
 class Command(BaseCommand):
     help = (
-        "Copy a collection (topics, passages, graded qrels and its own runs) under a new name: a new version to "
-        "change when a started campaign uses the old one. --owner owns the copy (default: the source's owner)."
+        "Copy a collection (topics, passages, graded qrels and its own runs) under a new name: a collection of "
+        "one's own to change. --owner owns the copy (default: the source's owner). (A collection that a started "
+        "campaign uses needs no copy: its owner's imports make a new version.)"
     )
 
     def add_arguments(self, parser):
