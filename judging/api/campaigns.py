@@ -28,6 +28,9 @@ from pools.models import Collection
 
 class CampaignSerializer(serializers.ModelSerializer):
     collection = serializers.SlugRelatedField(slug_field="name", queryset=Collection.objects.current())
+    # The version the campaign runs on: the collection's current one until it starts, then the one it
+    # started on, whatever the owner imports since.
+    collection_version = serializers.IntegerField(source="collection.version", read_only=True)
     owner = serializers.CharField(source="owner.username", read_only=True, default=None)
 
     class Meta:
@@ -35,6 +38,7 @@ class CampaignSerializer(serializers.ModelSerializer):
         fields = [
             "name",
             "collection",
+            "collection_version",
             "description",
             "owner",
             "mode",

@@ -126,6 +126,9 @@ def test_a_collection_in_use_is_changed_in_a_new_version(api, owned_demo, resear
     # and the started campaign keeps the version its workers saw
     live.refresh_from_db()
     assert live.collection_id == owned_demo.pk
+    assert api.get("/api/campaigns/live/").json()["collection_version"] == 1
+    api.force_login(researcher)
+    assert "version 1, which its owner has changed" in api.get("/dashboard/campaigns/live/").content.decode()
     assert Item.objects.get(collection=owned_demo, docid="d1-p02").text == before
     listed = api.get("/api/collections/").json()
     rows = listed["results"] if isinstance(listed, dict) else listed
