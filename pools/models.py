@@ -32,8 +32,10 @@ class Collection(models.Model):
     )
     # Strict: qrels and runs may only name topics already imported; lenient: unknown topics are created.
     is_strict = models.BooleanField(default=True)
-    version = models.PositiveIntegerField(default=1)
-    is_current = models.BooleanField(default=True)
+    # Defaults in the database too: rows inserted by code that predates versions (an older migration's
+    # models, a script) are version 1, current.
+    version = models.PositiveIntegerField(default=1, db_default=1)
+    is_current = models.BooleanField(default=True, db_default=True)
     previous = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -21,7 +21,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='collection',
             name='is_current',
-            field=models.BooleanField(default=True),
+            field=models.BooleanField(db_default=True, default=True),
         ),
         migrations.AddField(
             model_name='collection',
@@ -31,7 +31,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='collection',
             name='version',
-            field=models.PositiveIntegerField(default=1),
+            field=models.PositiveIntegerField(db_default=1, default=1),
         ),
         migrations.AlterField(
             model_name='collection',
