@@ -121,14 +121,17 @@ def campaign_start(*, campaign: Campaign, topic_ids: Sequence[str] | None = None
     collection it starts on: an import into that version from now on makes a new one
     (``pools.services.versions``); the collection is locked first, as imports lock it, so that the start
     waits for an import in progress (and starts on its result) instead of crossing it."""
+    campaign = Campaign.objects.select_related("collection").get(pk=campaign.pk)
+    if campaign.status != Campaign.Status.DRAFT:
+        return campaign
     collection = collection_lock_current(campaign.collection)
     campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
-    if campaign.status == Campaign.Status.DRAFT and campaign.collection_id != collection.pk:
+    if campaign.status != Campaign.Status.DRAFT:
+        return campaign
+    if campaign.collection_id != collection.pk:
         raise CampaignStateError(
             f"campaign {campaign.name!r}: its collection changed while it started; start it again"
         )
-    if campaign.status != Campaign.Status.DRAFT:
-        return campaign
     if campaign.is_crowd:
         try:
             Pricing(pay_per_hit=campaign.pay_per_hit_usd, fee=campaign.fee_per_hit_usd).validate(

@@ -157,3 +157,13 @@ def test_existing_collections_and_campaigns_migrate():
     # names are unique per owner from now on: bob may use alice's campaign name
     Campaign.objects.create(collection=migrated, name="a-mturk", owner=bob)
     assert Campaign.objects.filter(name="a-mturk").count() == 2
+
+
+def test_starting_a_started_campaign_again_changes_nothing_on_an_old_version(demo, tmp_path):
+    live = _started(demo)
+    passages_import(collection=demo, path=_passages(tmp_path, "Changed."))
+    collection_delete(collection=Collection.objects.current().get(name="demo"))
+
+    again = campaign_start(campaign=live)
+
+    assert (again.pk, again.status, again.collection_id) == (live.pk, "running", demo.pk)
