@@ -4,6 +4,8 @@ campaign is a 404; a name means the caller's own campaign, and staff may name th
 from __future__ import annotations
 
 from django.http import Http404
+from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import permissions
 from rest_framework.exceptions import ValidationError
 
@@ -14,8 +16,29 @@ from pools.access import IsResearcher
 __all__ = ["IsResearcher", "ResearcherApi"]
 
 
+OWNER_PARAMETER = OpenApiParameter(
+    "owner",
+    str,
+    OpenApiParameter.QUERY,
+    required=False,
+    description="staff only: the username of the campaign's owner, when several owners use the name "
+    "(campaign names are unique per owner; for a researcher the name always means their own campaign)",
+)
+
+
+class CampaignNameSchema(AutoSchema):
+    """Documents ``?owner=`` on every endpoint under ``/api/campaigns/{name}/``."""
+
+    def get_override_parameters(self):
+        parameters = super().get_override_parameters()
+        if "/campaigns/{name}/" in self.path:
+            parameters = [*parameters, OWNER_PARAMETER]
+        return parameters
+
+
 class ResearcherApi:
     permission_classes = [permissions.IsAuthenticated, IsResearcher]
+    schema = CampaignNameSchema()
 
     def campaign(self) -> Campaign:
         try:
