@@ -87,7 +87,7 @@ def run_rows(calls: int) -> list[dict]:
         for kind in ("local", "prolific"):
             name = f"bench-{kind}-{int(claimed)}"
             campaign = campaign_create(
-                collection=Collection.objects.get(name="demo"),
+                collection=Collection.objects.current().get(name="demo"),
                 name=name,
                 seed=1,
                 provider="prolific",

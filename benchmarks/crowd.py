@@ -99,7 +99,7 @@ def run_row(share: float) -> dict:
     demo_load(directory=REPO_DIR / "demo")
     oracle = PerfectOracle(read_qrels(REPO_DIR / "demo" / "qrels.preference.txt"))
     campaign = campaign_create(
-        collection=Collection.objects.get(name="demo"), name="bench", seed=1, provider="mturk"
+        collection=Collection.objects.current().get(name="demo"), name="bench", seed=1, provider="mturk"
     )
     campaign = campaign_start(campaign=campaign)
     campaign_advance(campaign=campaign)

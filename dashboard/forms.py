@@ -11,7 +11,9 @@ from pools.models import Collection
 
 class CampaignCreateForm(forms.Form):
     name = forms.SlugField(max_length=100)
-    collection = forms.ModelChoiceField(queryset=Collection.objects.order_by("name"), to_field_name="name")
+    collection = forms.ModelChoiceField(
+        queryset=Collection.objects.current().order_by("name"), to_field_name="name"
+    )
     mode = forms.ChoiceField(choices=Campaign.Mode.choices, initial=Campaign.Mode.CROWD)
     k = forms.IntegerField(min_value=1, initial=5)
     final_stage_size = forms.IntegerField(label="F", min_value=2, initial=9)
@@ -40,9 +42,14 @@ class CampaignCreateForm(forms.Form):
         value = self.cleaned_data.get("confidence")
         return DEFAULT_ADAPTIVE_PARAMS.confidence if value is None else value
 
+    def __init__(self, *args, owner=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.owner = owner
+
     def clean_name(self):
         name = self.cleaned_data["name"]
-        if Campaign.objects.filter(name=name).exists():
+        # Names are unique per owner: only the creator's own campaigns can be in the way.
+        if Campaign.objects.filter(name=name, owner=self.owner).exists():
             raise forms.ValidationError(f"a campaign named {name!r} exists already")
         return name
 

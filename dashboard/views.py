@@ -51,8 +51,11 @@ def researcher_required(view):
 
 
 def _campaign(request, name: str) -> Campaign:
+    """The caller's campaign ``name``; staff may name another owner's with ``?owner=USERNAME``."""
     try:
-        return selectors.campaign_get_visible(user=request.user, name=name)
+        return selectors.campaign_get_visible(user=request.user, name=name, owner=request.GET.get("owner"))
+    except selectors.CampaignNameAmbiguousError as error:
+        raise Http404(str(error)) from None
     except Campaign.DoesNotExist:
         raise Http404(f"no campaign named {name!r}") from None
 
@@ -93,7 +96,7 @@ def campaign_list(request):
 
 @researcher_required
 def campaign_new(request):
-    form = CampaignCreateForm(request.POST or None)
+    form = CampaignCreateForm(request.POST or None, owner=request.user)
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
         try:

@@ -48,7 +48,10 @@ class Campaign(models.Model):
         PROLIFIC = "prolific", "Prolific"
 
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="campaigns")
-    name = models.SlugField(max_length=100, unique=True)
+    # Unique per owner, not globally: a name taken by another researcher is no answer to give (it would tell
+    # one researcher another's campaign names). Lookups by name resolve the caller's own
+    # (``judging.selectors.access``).
+    name = models.SlugField(max_length=100)
     # Public, unguessable id: the Prolific entry page /hits/campaign/<public_id>/ (never a sequential number).
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     description = models.TextField(blank=True)
@@ -93,6 +96,13 @@ class Campaign(models.Model):
     class Meta:
         ordering = ["-created_at", "name"]
         constraints = [
+            models.UniqueConstraint(fields=["owner", "name"], name="unique_campaign_name_per_owner"),
+            models.UniqueConstraint(
+                fields=["name"],
+                condition=Q(owner__isnull=True),
+                name="unique_campaign_name_without_owner",
+                violation_error_message="A campaign without owner has this name already.",
+            ),
             models.CheckConstraint(condition=Q(k__gte=1), name="campaign_k_at_least_1"),
             models.CheckConstraint(condition=Q(opponents__gt=F("k")), name="campaign_opponents_above_k"),
             models.CheckConstraint(

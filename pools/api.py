@@ -1,6 +1,7 @@
 """REST API of the pools app: collections (list, create, copy) and importing topics, passages and qrels into
 one. Only researchers (the ``researchers`` group) and staff. Every researcher reads every collection; only its
-owner and staff change it (403 otherwise), and not in place once a started campaign uses it (409: copy it)."""
+owner and staff change it (403 otherwise). A name means the collection's current version; a change to a
+version that a started campaign uses makes a new version (``pools.services.versions``)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,6 @@ from pools.models import Collection
 from pools.selectors import collection_list_with_counts
 from pools.services import (
     CollectionForbiddenError,
-    CollectionLockedError,
     collection_change_check,
     collection_copy,
     collection_create,
@@ -41,12 +41,15 @@ class CollectionSerializer(serializers.ModelSerializer):
             "description",
             "is_strict",
             "owner",
+            "version",
             "topic_count",
             "item_count",
             "run_count",
             "created_at",
         ]
-        read_only_fields = ["created_at"]
+        read_only_fields = ["created_at", "version"]
+        # A taken name is the service's check (unique among current versions only).
+        validators: list = []
 
 
 class CollectionListApi(generics.ListCreateAPIView):
@@ -61,12 +64,15 @@ class CollectionListApi(generics.ListCreateAPIView):
 
     def perform_create(self, serializer):
         data = serializer.validated_data
-        collection = collection_create(
-            name=data["name"],
-            description=data.get("description", ""),
-            is_strict=data.get("is_strict", True),
-            owner=self.request.user,
-        )
+        try:
+            collection = collection_create(
+                name=data["name"],
+                description=data.get("description", ""),
+                is_strict=data.get("is_strict", True),
+                owner=self.request.user,
+            )
+        except ModelValidationError as error:
+            raise ValidationError(error.message_dict) from None
         serializer.instance = collection_list_with_counts().get(pk=collection.pk)
 
 
@@ -77,14 +83,13 @@ class CollectionCopyRequestSerializer(serializers.Serializer):
 
 class CollectionCopyApi(APIView):
     """POST ``{"name": NEW}``: a copy of the collection (topics, passages, graded qrels, its own runs) owned by
-    the caller: the way to a new version of a collection that a started campaign uses (changes to that one
-    are refused with 409). Any researcher may copy a collection they can read."""
+    the caller: a collection of one's own to change. Any researcher may copy a collection they can read."""
 
     permission_classes = [permissions.IsAuthenticated, IsResearcher]
 
     @extend_schema(request=CollectionCopyRequestSerializer, responses={201: CollectionSerializer})
     def post(self, request, name: str):
-        source = Collection.objects.filter(name=name).first()
+        source = Collection.objects.current().filter(name=name).first()
         if source is None:
             raise Http404(f"no collection named {name!r}")
         data = CollectionCopyRequestSerializer(data=request.data)
@@ -112,14 +117,17 @@ class ImportResultSerializer(serializers.Serializer):
     created = serializers.IntegerField()
     updated = serializers.IntegerField()
     unchanged = serializers.IntegerField()
+    version = serializers.IntegerField()
+    new_version = serializers.BooleanField()
 
 
 class CollectionFileImportApi(APIView):
     """POST a file (multipart ``file``) into a collection: ``topics`` (TSV, CAsT JSON...), ``passages``
     (TSV or JSONL) or ``qrels`` (graded, ``topic Q0 docid grade``). All or nothing: a bad line is a 400
     naming ``file:line: problem`` and nothing is imported. The format follows the file name's extension.
-    403 for a caller who is neither the collection's owner nor staff; 409 for a change to a collection that a
-    started campaign uses (copy it: ``POST /api/collections/<name>/copy/``)."""
+    403 for a caller who is neither the collection's owner nor staff. A change to a version that a started
+    campaign uses is made in a new version (``version`` and ``new_version`` in the answer), whoever runs
+    the campaign."""
 
     permission_classes = [permissions.IsAuthenticated, IsResearcher]
 
@@ -134,7 +142,7 @@ class CollectionFileImportApi(APIView):
         from pools.services.importing import ImportRejectedError
         from pools.trec import TrecFormatError
 
-        collection = Collection.objects.filter(name=name).first()
+        collection = Collection.objects.current().filter(name=name).first()
         if collection is None:
             raise Http404(f"no collection named {name!r}")
         try:
@@ -153,8 +161,6 @@ class CollectionFileImportApi(APIView):
                     out.write(chunk)
             try:
                 result = importer(collection=collection, path=path)
-            except CollectionLockedError as error:
-                return Response({"detail": str(error)}, status=status.HTTP_409_CONFLICT)
             except (TrecFormatError, ImportRejectedError, ValueError) as error:
                 message = str(error).replace(str(path), upload.name)
                 raise ValidationError({"file": [message]}) from None

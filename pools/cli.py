@@ -174,7 +174,7 @@ def import_command(args: argparse.Namespace) -> int:
     if args.kind == "topics" and args.resolved and (args.format or topic_format_for(args.path)) != "cast":
         print(f"{prefix}: --resolved only applies to CAsT JSON topics", file=sys.stderr)
         return 2
-    collection = Collection.objects.filter(name=args.collection).first()
+    collection = Collection.objects.current().filter(name=args.collection).first()
     if collection is None and not args.create:
         print(
             f"{prefix}: no collection {args.collection!r} (create it with 'toppref collection create' or --create)",

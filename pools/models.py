@@ -4,13 +4,24 @@ from django.conf import settings
 from django.db import models
 
 
+class CollectionQuerySet(models.QuerySet):
+    def current(self) -> "CollectionQuerySet":
+        """The current version of every collection: what a name means to imports, the API and new campaigns."""
+        return self.filter(is_current=True)
+
+
 class Collection(models.Model):
     """A set of topics and items judged together (e.g. TREC CAsT 2019, or the shipped demo).
 
     Only its ``owner`` (a researcher) and staff may change it; with no owner it is staff's only. Anyone
-    researching may read it and run campaigns on it (docs/decisions.md, "Tenancy")."""
+    researching may read it and run campaigns on it (docs/decisions.md, "Tenancy").
 
-    name = models.SlugField(max_length=100, unique=True)
+    One row is one version. A campaign started on a version keeps it; a change to a version that a started
+    campaign uses is made in a new version, a copy that takes over the name (``is_current``) and links back
+    through ``previous`` (docs/decisions.md, "Collection versions")."""
+
+    # Unique among current versions; older versions keep the name with their version number.
+    name = models.SlugField(max_length=100)
     description = models.TextField(blank=True)
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -21,10 +32,26 @@ class Collection(models.Model):
     )
     # Strict: qrels and runs may only name topics already imported; lenient: unknown topics are created.
     is_strict = models.BooleanField(default=True)
+    # Defaults in the database too: rows inserted by code that predates versions (an older migration's
+    # models, a script) are version 1, current.
+    version = models.PositiveIntegerField(default=1, db_default=1)
+    is_current = models.BooleanField(default=True, db_default=True)
+    previous = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
+    objects = CollectionQuerySet.as_manager()
+
     class Meta:
-        ordering = ["name"]
+        ordering = ["name", "version"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["name"],
+                condition=models.Q(is_current=True),
+                name="unique_current_collection_name",
+                violation_error_message="Collection with this Name already exists.",
+            ),
+            models.UniqueConstraint(fields=["name", "version"], name="unique_collection_name_version"),
+        ]
 
     def __str__(self) -> str:
         return self.name

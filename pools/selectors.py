@@ -23,13 +23,17 @@ def rows_per_collection(rows: QuerySet, *, collection_field: str = "collection")
 
 
 def collection_list_with_counts() -> QuerySet[Collection]:
-    """Collections by name, with ``topic_count``, ``item_count`` and ``run_count``."""
-    return Collection.objects.annotate(
-        topic_count=rows_per_collection(Topic.objects.all()),
-        item_count=rows_per_collection(Item.objects.all()),
-        # The collection's own runs; campaigns' uploads are theirs only.
-        run_count=rows_per_collection(Run.objects.filter(campaign__isnull=True)),
-    ).order_by("name")
+    """Collections by name (their current versions), with ``topic_count``, ``item_count`` and ``run_count``."""
+    return (
+        Collection.objects.current()
+        .annotate(
+            topic_count=rows_per_collection(Topic.objects.all()),
+            item_count=rows_per_collection(Item.objects.all()),
+            # The collection's own runs; campaigns' uploads are theirs only.
+            run_count=rows_per_collection(Run.objects.filter(campaign__isnull=True)),
+        )
+        .order_by("name")
+    )
 
 
 def collection_qrels(*, collection: Collection) -> dict[str, dict[str, float]]:

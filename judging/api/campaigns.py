@@ -27,7 +27,10 @@ from pools.models import Collection
 
 
 class CampaignSerializer(serializers.ModelSerializer):
-    collection = serializers.SlugRelatedField(slug_field="name", queryset=Collection.objects.all())
+    collection = serializers.SlugRelatedField(slug_field="name", queryset=Collection.objects.current())
+    # The version the campaign runs on: the collection's current one until it starts, then the one it
+    # started on, whatever the owner imports since.
+    collection_version = serializers.IntegerField(source="collection.version", read_only=True)
     owner = serializers.CharField(source="owner.username", read_only=True, default=None)
 
     class Meta:
@@ -35,6 +38,7 @@ class CampaignSerializer(serializers.ModelSerializer):
         fields = [
             "name",
             "collection",
+            "collection_version",
             "description",
             "owner",
             "mode",
@@ -58,6 +62,9 @@ class CampaignSerializer(serializers.ModelSerializer):
             "started_at",
             "finished_at",
         ]
+        # Names are unique per owner: the view checks the caller's own (a check over every owner's names
+        # would tell one researcher another's).
+        validators: list = []
         read_only_fields = [
             "owner",
             "provider",
@@ -153,7 +160,8 @@ class CampaignListApi(ResearcherApi, generics.ListCreateAPIView):
 
     def perform_create(self, serializer):
         data = dict(serializer.validated_data)
-        if Campaign.objects.filter(name=data["name"]).exists():
+        # Names are unique per owner: only the caller's own campaigns can be in the way.
+        if Campaign.objects.filter(name=data["name"], owner=self.request.user).exists():
             raise ValidationError({"name": [f"a campaign named {data['name']!r} exists already"]})
         try:
             serializer.instance = campaign_create(owner=self.request.user, **data)

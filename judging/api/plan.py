@@ -32,7 +32,7 @@ class PlanRequestSerializer(serializers.Serializer):
     """The parameters of ``toppref plan``: a collection's graded qrels (``collection``) or one pool size."""
 
     collection = serializers.SlugRelatedField(
-        slug_field="name", queryset=Collection.objects.all(), required=False, allow_null=True
+        slug_field="name", queryset=Collection.objects.current(), required=False, allow_null=True
     )
     # The bounds are the CLI's (judging/engine/params.py); the plan's total work is bounded in post().
     pool_size = serializers.IntegerField(

@@ -13,6 +13,8 @@ Every public name is re-exported here, so ``from judging.selectors import X`` wo
 
 from judging.selectors.access import (
     RESEARCHERS_GROUP,
+    CampaignNameAmbiguousError,
+    campaign_get_named,
     campaign_get_visible,
     campaign_list_visible,
     user_is_researcher,
@@ -94,6 +96,8 @@ __all__ = [
     "WorkerRow",
     "campaign_candidate_pools",
     "campaign_forecast",
+    "CampaignNameAmbiguousError",
+    "campaign_get_named",
     "campaign_get_visible",
     "campaign_intransitive_triples",
     "campaign_judgment_counts",

@@ -31,6 +31,7 @@ from judging.services.hits import hit_build, hit_expire_overdue
 from judging.services.rounds import round_close_if_complete, round_generate
 from judging.services.topic_state import FINISHED_STATES, round_store, rounds_open_first, tournament_open
 from pools.models import Collection, GradedJudgment
+from pools.services import collection_lock_current, collection_version_release
 from pools.thinning import thin_pool
 
 DEFAULT_HIT_LIFETIME = timedelta(days=1)
@@ -116,10 +117,21 @@ def campaign_start(*, campaign: Campaign, topic_ids: Sequence[str] | None = None
     ``topic_ids`` limits the campaign to those topics (a pilot, or one topic for a dedicated assessor); an
     unknown or unjudged one is refused. A campaign that is not a draft is returned unchanged. A crowd
     campaign whose budget pays for no HIT (or whose HITs cost nothing under a budget) is refused. A refused
-    start changes nothing: the campaign stays a draft without topics."""
+    start changes nothing: the campaign stays a draft without topics. The campaign keeps the version of its
+    collection it starts on: an import into that version from now on makes a new one
+    (``pools.services.versions``); the collection is locked first, as imports lock it, so that the start
+    waits for an import in progress (and starts on its result) instead of crossing it."""
+    campaign = Campaign.objects.select_related("collection").get(pk=campaign.pk)
+    if campaign.status != Campaign.Status.DRAFT:
+        return campaign
+    collection = collection_lock_current(campaign.collection)
     campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
     if campaign.status != Campaign.Status.DRAFT:
         return campaign
+    if campaign.collection_id != collection.pk:
+        raise CampaignStateError(
+            f"campaign {campaign.name!r}: its collection changed while it started; start it again"
+        )
     if campaign.is_crowd:
         try:
             Pricing(pay_per_hit=campaign.pay_per_hit_usd, fee=campaign.fee_per_hit_usd).validate(
@@ -199,8 +211,11 @@ def campaign_start(*, campaign: Campaign, topic_ids: Sequence[str] | None = None
 
 @transaction.atomic
 def campaign_delete(*, campaign: Campaign) -> None:
-    """Delete a campaign with its topics' states, rounds, pairs, HITs and judgments (workers stay)."""
+    """Delete a campaign with its topics' states, rounds, pairs, HITs and judgments (workers stay), and the
+    older version of its collection that only it used."""
+    collection = campaign.collection
     Campaign.objects.filter(pk=campaign.pk).delete()
+    collection_version_release(collection=collection)
 
 
 def campaign_advance(*, campaign: Campaign) -> dict[str, int]:

@@ -14,12 +14,12 @@ from pools.services.collection import (
     collection_get_or_create,
     collection_owner_get,
     collection_validation_message,
+    collection_version_release,
 )
 from pools.services.demo import DEMO_COLLECTION_NAME, DemoLoadResult, demo_load
 from pools.services.importing import (
     BATCH_SIZE,
     CollectionForbiddenError,
-    CollectionLockedError,
     ImportRejectedError,
     ImportResult,
     collection_change_check,
@@ -33,16 +33,19 @@ from pools.services.topics import (
     topics_import_tsv,
     topics_import_turns,
 )
+from pools.services.versions import collection_current, collection_lock_current
 
 __all__ = [
     "BATCH_SIZE",
     "CollectionForbiddenError",
-    "CollectionLockedError",
     "CollectionOwnerError",
     "collection_change_check",
     "collection_copy",
+    "collection_current",
+    "collection_lock_current",
     "collection_owner_get",
     "collection_validation_message",
+    "collection_version_release",
     "DEMO_COLLECTION_NAME",
     "DemoLoadResult",
     "ImportRejectedError",

@@ -1,16 +1,17 @@
 """Creating, copying and deleting collections. A collection has an owner (a researcher; none: staff's) who
-alone, with staff, may change it; once a started campaign uses it, it is changed only in a copy (a new
-version), see ``collection_copy`` and docs/decisions.md, "Tenancy"."""
+alone, with staff, may change it (docs/decisions.md, "Tenancy"); a change to a version that a started campaign
+uses makes a new version (``pools.services.versions``, docs/decisions.md, "Collection versions")."""
 
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.files import File
-from django.db import connection, transaction
+from django.db import transaction
 
-from pools.models import Collection, GradedJudgment, Item, Run, Topic
+from pools.models import Collection, Run
 from pools.services.runs import run_file_delete_if_unused, run_file_name
+from pools.services.versions import collection_contents_copy, collection_next_version
 
 RESEARCHERS_GROUP = "researchers"
 
@@ -34,15 +35,36 @@ def collection_owner_get(*, username: str):
 
 def collection_create(*, name: str, description: str = "", is_strict: bool = True, owner=None) -> Collection:
     """Create a collection. Strict collections refuse qrels and runs naming topics not imported yet."""
-    collection = Collection(name=name, description=description, is_strict=is_strict, owner=owner)
-    collection.full_clean()
+    collection = Collection(
+        name=name,
+        description=description,
+        is_strict=is_strict,
+        owner=owner,
+        version=collection_next_version(name),
+    )
+    _collection_validate(collection)
     collection.save()
     return collection
 
 
+def _collection_validate(collection: Collection) -> None:
+    """``full_clean``, with a taken name reported on the ``name`` field (the name is unique among current
+    versions only, a condition Django reports for the whole row)."""
+    errors: dict[str, list[str]] = {}
+    try:
+        collection.full_clean(validate_constraints=False)
+    except ValidationError as error:
+        errors = error.message_dict
+    if Collection.objects.current().filter(name=collection.name).exclude(pk=collection.pk).exists():
+        errors.setdefault("name", []).append("Collection with this Name already exists.")
+    if errors:
+        raise ValidationError(errors)
+
+
 def collection_get_or_create(*, name: str, description: str = "", is_strict: bool = True) -> Collection:
-    """The collection called ``name``, created with the given settings if it does not exist yet."""
-    existing = Collection.objects.filter(name=name).first()
+    """The current version of the collection called ``name``, created with the given settings if there is
+    none."""
+    existing = Collection.objects.current().filter(name=name).first()
     return existing or collection_create(name=name, description=description, is_strict=is_strict)
 
 
@@ -51,41 +73,19 @@ def collection_copy(
     *, source: Collection, name: str, owner=None, description: str | None = None
 ) -> Collection:
     """A new collection ``name`` owned by ``owner`` with the topics, passages and graded judgments of
-    ``source`` and its own runs (not its campaigns' uploads; the run files are copied). This is how a
-    collection that a started campaign uses is changed: copy it, change the copy, run a new campaign on it
-    (the old campaign keeps what its workers saw). A taken or bad name is a ``ValidationError``."""
+    ``source`` (any version) and its own runs (not its campaigns' uploads; the run files are copied): a
+    collection of one's own to change, from any collection one can read. A taken or bad name is a
+    ``ValidationError``."""
     copy = Collection(
         name=name,
         description=source.description if description is None else description,
         is_strict=source.is_strict,
         owner=owner,
+        version=collection_next_version(name),
     )
-    copy.full_clean()
+    _collection_validate(copy)
     copy.save()
-    # INSERT ... SELECT in the database: a collection may hold millions of passages, which never pass
-    # through Python here (memory stays flat whatever the size).
-    topic, item, grade = Topic._meta.db_table, Item._meta.db_table, GradedJudgment._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {topic} (collection_id, topic_id, question, conversation_id, turn, utterance) "
-            f"SELECT %s, topic_id, question, conversation_id, turn, utterance FROM {topic} WHERE collection_id = %s",
-            [copy.pk, source.pk],
-        )
-        cursor.execute(
-            f"INSERT INTO {item} (collection_id, docid, text) "
-            f"SELECT %s, docid, text FROM {item} WHERE collection_id = %s",
-            [copy.pk, source.pk],
-        )
-        cursor.execute(
-            f"INSERT INTO {grade} (topic_id, item_id, grade) "
-            f"SELECT new_topic.id, new_item.id, old.grade FROM {grade} old "
-            f"JOIN {topic} old_topic ON old_topic.id = old.topic_id "
-            f"JOIN {item} old_item ON old_item.id = old.item_id "
-            f"JOIN {topic} new_topic ON new_topic.collection_id = %s AND new_topic.topic_id = old_topic.topic_id "
-            f"JOIN {item} new_item ON new_item.collection_id = %s AND new_item.docid = old_item.docid "
-            f"WHERE old_topic.collection_id = %s",
-            [copy.pk, copy.pk, source.pk],
-        )
+    collection_contents_copy(source=source, target=copy)
     storage = Run._meta.get_field("file").storage
     stored: list[str] = []
     try:
@@ -113,13 +113,30 @@ def collection_validation_message(error: ValidationError) -> str:
 
 
 def collection_delete(*, collection: Collection) -> None:
-    """Delete a collection with its topics, items, judgments and runs; the run files go once committed, except
-    those that runs imported since under the same names read (a collection deleted and loaded again)."""
+    """Delete a collection version with its topics, items, judgments, runs and campaigns; the run files go once
+    committed, except those that other rows read (another version's runs, or runs imported since under the
+    same names: a collection deleted and loaded again). Older versions that no campaign uses go with the
+    current one; those a campaign uses stay with it."""
     file_names = list(collection.runs.values_list("file", flat=True))
     collection.delete()
+    if collection.is_current:
+        for version in Collection.objects.filter(
+            name=collection.name, is_current=False, campaigns__isnull=True
+        ):
+            collection_delete(collection=version)
 
     def delete_files() -> None:
         for file_name in file_names:
             run_file_delete_if_unused(file_name)
 
     transaction.on_commit(delete_files)
+
+
+def collection_version_release(*, collection: Collection) -> bool:
+    """Delete ``collection`` if it is an older version that no campaign uses any more (it was kept only for
+    the campaigns that started on it). Returns whether it went."""
+    unused = Collection.objects.filter(pk=collection.pk, is_current=False, campaigns__isnull=True).first()
+    if unused is None:
+        return False
+    collection_delete(collection=unused)
+    return True

@@ -52,7 +52,7 @@ def demo_load(
     try:
         with transaction.atomic():
             if reset:
-                existing = Collection.objects.filter(name=DEMO_COLLECTION_NAME).first()
+                existing = Collection.objects.current().filter(name=DEMO_COLLECTION_NAME).first()
                 if existing is not None:
                     collection_delete(collection=existing)
             collection = collection_get_or_create(

@@ -21,27 +21,23 @@ class ImportRejectedError(ValueError):
 
 @dataclass(frozen=True)
 class ImportResult:
-    """What an import changed: rows created, rows whose values changed, rows already as in the file."""
+    """What an import changed: rows created, rows whose values changed, rows already as in the file; and the
+    version of the collection that holds the result, ``new_version`` when the import made it (the one it
+    was given is used by a started campaign, which keeps it as it was)."""
 
     created: int = 0
     updated: int = 0
     unchanged: int = 0
+    version: int = 1
+    new_version: bool = False
 
     def __str__(self) -> str:
-        return f"{self.created} created, {self.updated} updated, {self.unchanged} unchanged"
-
-
-class CollectionLockedError(ImportRejectedError):
-    """A change to a collection that a started campaign uses: its workers see, and its results rest on,
-    these topics, passages and grades, so they are changed only in a new version or a copy."""
-
-    def __init__(self, collection: Collection, campaigns: list[str]) -> None:
-        self.collection_name = collection.name
-        super().__init__(
-            f"collection {collection.name} is used by started campaign(s) {', '.join(campaigns)} and cannot be "
-            f"changed in place: make a copy or a new version (toppref manage collection_copy {collection.name} "
-            f"NEW_NAME, or POST /api/collections/{collection.name}/copy/) and change that"
-        )
+        counts = f"{self.created} created, {self.updated} updated, {self.unchanged} unchanged"
+        if self.new_version:
+            return (
+                f"{counts}; made version {self.version} (started campaigns keep the version they started on)"
+            )
+        return counts
 
 
 class CollectionForbiddenError(PermissionError):
@@ -51,29 +47,12 @@ class CollectionForbiddenError(PermissionError):
         super().__init__(f"only the owner of collection {collection.name} (or staff) may change it")
 
 
-def collection_started_campaigns(collection: Collection) -> list[str]:
-    """Names of the campaigns past their draft that use the collection (the reverse relation of
-    ``judging.Campaign.collection``: the pools app does not import the judging app)."""
-    return sorted(collection.campaigns.exclude(status="draft").values_list("name", flat=True))
-
-
 def collection_change_check(collection: Collection, *, user) -> None:
     """Refuse a change to ``collection`` by ``user`` who is neither its owner nor staff
-    (``CollectionForbiddenError``). Whether the change is allowed at all once a started campaign uses the
-    collection is the imports' own check (``collection_change_guard``)."""
+    (``CollectionForbiddenError``). Where the change goes (a new version, when a started campaign uses this
+    one) is the imports' own business (``pools.services.versions.collection_change``)."""
     if not (user.is_staff or (collection.owner_id is not None and collection.owner_id == user.pk)):
         raise CollectionForbiddenError(collection)
-
-
-def collection_change_guard(collection: Collection, result: ImportResult) -> ImportResult:
-    """Called by an import inside its transaction, once it knows what it changed: an import that changes
-    nothing (loading the same file again) is fine on a collection in use; one that changes anything there
-    raises ``CollectionLockedError``, which rolls it back."""
-    if result.created or result.updated:
-        campaigns = collection_started_campaigns(collection)
-        if campaigns:
-            raise CollectionLockedError(collection, campaigns)
-    return result
 
 
 def topic_pks_resolving(

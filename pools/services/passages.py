@@ -13,9 +13,9 @@ from pools.services.importing import (
     ImportResult,
     ItemStatistics,
     batches,
-    collection_change_guard,
     rows_insert,
 )
+from pools.services.versions import collection_change
 from trecio import TrecFormatError
 
 PASSAGE_FORMATS = {"tsv": trec.iter_passages_tsv, "jsonl": trec.iter_passages_jsonl}
@@ -40,10 +40,22 @@ def passages_import(
     new docids become Items, the text of existing Items (e.g. created empty by a qrels import) is replaced.
 
     Streams the file in batches, so memory grows only with the set of docids seen, which is kept to report
-    a docid repeated in the file as an error naming both lines."""
+    a docid repeated in the file as an error naming both lines. A collection that a started campaign uses
+    takes the change in a new version (``pools.services.versions.collection_change``)."""
     format = format or passage_format_for(path)
     if format not in PASSAGE_FORMATS:
         raise ValueError(f"unknown passage format {format!r}; expected one of {', '.join(PASSAGE_FORMATS)}")
+    return collection_change(
+        collection,
+        lambda version: _passages_store(
+            version, path, format=format, progress=progress, batch_size=batch_size
+        ),
+    )
+
+
+def _passages_store(
+    collection: Collection, path: str | os.PathLike[str], *, format: str, progress: bool, batch_size: int
+) -> ImportResult:
     first_lines: dict[str, int] = {}
     created = updated = unchanged = 0
     statistics = ItemStatistics()
@@ -72,6 +84,4 @@ def passages_import(
         created += len(new_items)
         updated += len(changed_items)
         unchanged += len(texts) - len(new_items) - len(changed_items)
-    return collection_change_guard(
-        collection, ImportResult(created=created, updated=updated, unchanged=unchanged)
-    )
+    return ImportResult(created=created, updated=updated, unchanged=unchanged)

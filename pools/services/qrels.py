@@ -13,10 +13,10 @@ from pools.services.importing import (
     ImportResult,
     ItemStatistics,
     batches,
-    collection_change_guard,
     rows_insert,
     topic_pks_resolving,
 )
+from pools.services.versions import collection_change
 from trecio import TrecFormatError, format_value
 
 
@@ -34,8 +34,22 @@ def qrels_import(
     - a topic not in the collection is an error when the collection is strict, else it is created;
     - a line equal to a stored judgment changes nothing; a different grade for a stored (topic, item) is an
       error naming the line, unless ``replace`` (then the stored grade is overwritten).
-    Stored judgments that the file does not mention are kept."""
+    Stored judgments that the file does not mention are kept. A collection that a started campaign uses
+    takes the change in a new version (``pools.services.versions.collection_change``)."""
     qrels, first_lines = trec.read_qrels_with_lines(path, progress=progress)
+    return collection_change(
+        collection, lambda version: _qrels_store(version, qrels, first_lines, path=path, replace=replace)
+    )
+
+
+def _qrels_store(
+    collection: Collection,
+    qrels: dict[str, dict[str, float]],
+    first_lines: dict[tuple[str, str], int],
+    *,
+    path,
+    replace: bool,
+) -> ImportResult:
     topic_first_lines: dict[str, int] = {}
     # first_lines is in file order, so a topic's first entry is its first line.
     for (topic_id, _), line_number in first_lines.items():
@@ -73,10 +87,7 @@ def qrels_import(
         )
     rows_insert(GradedJudgment, ("topic", "item", "grade"), new_judgments)
     GradedJudgment.objects.bulk_update(changed_judgments, ["grade"], batch_size=BATCH_SIZE)
-    return collection_change_guard(
-        collection,
-        ImportResult(created=len(new_judgments), updated=len(changed_judgments), unchanged=unchanged),
-    )
+    return ImportResult(created=len(new_judgments), updated=len(changed_judgments), unchanged=unchanged)
 
 
 def _item_pks_creating(collection: Collection, docids: set[str]) -> dict[str, int]:

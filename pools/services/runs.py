@@ -15,6 +15,7 @@ from django.db import transaction
 from pools import trec
 from pools.models import Collection, Run
 from pools.services.importing import ImportRejectedError, topic_pks_resolving
+from pools.services.versions import collection_current, collection_lock_current
 from trecio import TrecFormatError, is_gzip, open_binary
 
 # A run name becomes part of a file name under MEDIA_ROOT (runs/<collection>/<name>.run).
@@ -45,7 +46,10 @@ def run_import(
     file is already there (a committed row may read it), else at once. So a crash or a rollback never
     leaves a stored run whose file disagrees with its row, a re-import never gets a suffixed name, and
     files left by a killed process or an outer rollback are removed by later imports (see
-    docs/decisions.md, "Run files: temporary name, then rename")."""
+    docs/decisions.md, "Run files: temporary name, then rename"). The run goes into the current version of
+    the collection, in place even when a started campaign uses that version: a new run changes nothing that
+    was judged (docs/decisions.md, "Collection versions")."""
+    collection = collection_current(collection)
     name = name if name is not None else _default_name(path)
     if not RUN_NAME_PATTERN.match(name):
         raise ImportRejectedError(
@@ -75,6 +79,7 @@ def run_import(
     moved_path = None
     try:
         with transaction.atomic():
+            collection_lock_current(collection)
             topic_pks_resolving(collection, topic_first_lines, path=path)
             run = (
                 Run.objects.select_for_update()
@@ -111,7 +116,11 @@ def run_import(
 
 
 def run_file_name(*, collection: Collection, name: str) -> str:
-    """Where a run's file is stored, relative to MEDIA_ROOT."""
+    """Where a run's file is stored, relative to MEDIA_ROOT. Every version after the first has a folder of
+    its own: a new version's runs read the files of the one it copies, which a replacement in the new
+    version must never overwrite."""
+    if collection.version > 1:
+        return f"runs/{collection.name}/v{collection.version}/{name}.run"
     return f"runs/{collection.name}/{name}.run"
 
 
@@ -126,8 +135,10 @@ def run_files_clean(*, collection_name: str, older_than: timedelta = ORPHAN_AGE)
     cutoff = time.time() - older_than.total_seconds()
     used = set(Run.objects.filter(collection__name=collection_name).values_list("file", flat=True))
     deleted = []
-    for entry in directory.iterdir():
-        name = f"runs/{collection_name}/{entry.name}"
+    # The collection's folder and its versions' folders (v2, v3...); campaigns' folders are their uploads'.
+    entries = [entry for folder in directory.glob("v[0-9]*") if folder.is_dir() for entry in folder.iterdir()]
+    for entry in [*directory.iterdir(), *entries]:
+        name = f"runs/{collection_name}/{entry.relative_to(directory).as_posix()}"
         if not entry.is_file() or name in used:
             continue
         try:

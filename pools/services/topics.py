@@ -8,7 +8,8 @@ from django.db import transaction
 
 from pools import trec
 from pools.models import Collection, Topic
-from pools.services.importing import BATCH_SIZE, ImportResult, collection_change_guard
+from pools.services.importing import BATCH_SIZE, ImportResult
+from pools.services.versions import collection_change
 from trecio import TrecFormatError
 
 TOPIC_FORMATS = ("tsv", "cast", "turns")
@@ -96,6 +97,10 @@ def topics_import_turns(*, collection: Collection, path: str | os.PathLike[str])
     """Attach conversation, turn and raw utterance to topics already imported, from a
     ``topic_id<TAB>conversation_id<TAB>turn<TAB>raw utterance`` file; the question is left as it is. A
     topic that is not in the collection, or that appears twice, is an error on its line."""
+    return collection_change(collection, lambda version: _turns_store(version, path))
+
+
+def _turns_store(collection: Collection, path: str | os.PathLike[str]) -> ImportResult:
     known = set(collection.topics.values_list("topic_id", flat=True))
     fields: dict[str, dict] = {}
     first_lines: dict[str, int] = {}
@@ -114,7 +119,7 @@ def topics_import_turns(*, collection: Collection, path: str | os.PathLike[str])
             "turn": turn.turn,
             "utterance": turn.utterance,
         }
-    return _topics_upsert(collection, fields)
+    return _topics_store(collection, fields)
 
 
 def _check_repeat(
@@ -125,6 +130,12 @@ def _check_repeat(
 
 
 def _topics_upsert(collection: Collection, fields_by_topic: dict[str, dict]) -> ImportResult:
+    """New topics are created and changed ones updated, in a new version of a collection that a started
+    campaign uses (``pools.services.versions.collection_change``)."""
+    return collection_change(collection, lambda version: _topics_store(version, fields_by_topic))
+
+
+def _topics_store(collection: Collection, fields_by_topic: dict[str, dict]) -> ImportResult:
     existing = {topic.topic_id: topic for topic in collection.topics.all()}
     new_topics, changed_topics, unchanged = [], [], 0
     for topic_id, fields in fields_by_topic.items():
@@ -141,6 +152,4 @@ def _topics_upsert(collection: Collection, fields_by_topic: dict[str, dict]) -> 
     field_names = sorted({name for fields in fields_by_topic.values() for name in fields})
     if changed_topics:
         Topic.objects.bulk_update(changed_topics, field_names, batch_size=BATCH_SIZE)
-    return collection_change_guard(
-        collection, ImportResult(created=len(new_topics), updated=len(changed_topics), unchanged=unchanged)
-    )
+    return ImportResult(created=len(new_topics), updated=len(changed_topics), unchanged=unchanged)

@@ -1,6 +1,6 @@
 """Tenancy (issue 15, "Researchers write into each other's data" and "Exclusion leaks across owners"): a
-collection is changed only by its owner or staff, and not in place once a started campaign uses it (a copy
-instead); a run uploaded to a campaign is that campaign's only; a researcher's exclusion keeps a worker out of
+collection is changed only by its owner or staff, in a new version once a started campaign uses it (issue 28:
+another's campaign never freezes it); a run uploaded to a campaign is that campaign's only; a researcher's exclusion keeps a worker out of
 that researcher's campaigns and no one else's."""
 
 import json
@@ -99,36 +99,83 @@ def test_a_collection_created_through_the_api_is_the_callers(api, researcher):
     assert Collection.objects.get(name="mine").owner == researcher
 
 
-def test_a_collection_in_use_is_changed_only_in_a_copy(api, owned_demo, researcher):
+def test_a_collection_in_use_is_changed_in_a_new_version(api, owned_demo, researcher):
     # given a started campaign on alice's collection
-    _live_campaign(owned_demo, researcher, "live")
+    live = _live_campaign(owned_demo, researcher, "live")
     before = Item.objects.get(collection=owned_demo, docid="d1-p02").text
-    # when alice changes a passage in place
-    response = _post_file(api, "demo", "passages", "p.jsonl", _passage_line("d1-p02", "Corrected."))
-    # then it is refused with a 409 that says what to do, and nothing changed
-    assert response.status_code == 409
-    detail = response.json()["detail"]
-    assert "live" in detail and "copy" in detail and "new version" in detail
-    assert Item.objects.get(collection=owned_demo, docid="d1-p02").text == before
-    # the same file again (nothing would change) is fine
+    # the same file again (nothing would change) is fine and makes no version
     same = _passage_line("d1-p02", before)
     assert _post_file(api, "demo", "passages", "p.jsonl", same).json() == {
         "created": 0,
         "updated": 0,
         "unchanged": 1,
+        "version": 1,
+        "new_version": False,
     }
-    # and the copy takes the change, leaving the campaign's collection as its workers saw it
+    assert Collection.objects.filter(name="demo").count() == 1
+    # when alice changes a passage
+    response = _post_file(api, "demo", "passages", "p.jsonl", _passage_line("d1-p02", "Corrected."))
+    # then the change is made in version 2, which the name now means
+    assert response.status_code == 200
+    assert response.json() == {"created": 0, "updated": 1, "unchanged": 0, "version": 2, "new_version": True}
+    current = Collection.objects.current().get(name="demo")
+    assert current.version == 2 and current.owner == researcher and current.previous_id == owned_demo.pk
+    assert Item.objects.get(collection=current, docid="d1-p02").text == "Corrected."
+    assert current.topics.count() == owned_demo.topics.count()
+    assert current.runs.count() == owned_demo.runs.filter(campaign__isnull=True).count()
+    # and the started campaign keeps the version its workers saw
+    live.refresh_from_db()
+    assert live.collection_id == owned_demo.pk
+    assert api.get("/api/campaigns/live/").json()["collection_version"] == 1
+    api.force_login(researcher)
+    assert "version 1, which its owner has changed" in api.get("/dashboard/campaigns/live/").content.decode()
+    assert Item.objects.get(collection=owned_demo, docid="d1-p02").text == before
+    listed = api.get("/api/collections/").json()
+    rows = listed["results"] if isinstance(listed, dict) else listed
+    assert [(row["name"], row["version"]) for row in rows if row["name"] == "demo"] == [("demo", 2)]
+    # a copy is still a collection of one's own, from the current version
     copied = api.post("/api/collections/demo/copy/", {"name": "demo-v2"}, format="json")
     assert copied.status_code == 201
-    assert copied.json()["owner"] == "alice" and copied.json()["topic_count"] == owned_demo.topics.count()
-    assert copied.json()["run_count"] == owned_demo.runs.count()
-    response = _post_file(api, "demo-v2", "passages", "p.jsonl", _passage_line("d1-p02", "Corrected."))
-    assert response.status_code == 200
+    assert copied.json()["owner"] == "alice" and copied.json()["topic_count"] == current.topics.count()
     assert Item.objects.get(collection__name="demo-v2", docid="d1-p02").text == "Corrected."
-    assert Item.objects.get(collection=owned_demo, docid="d1-p02").text == before
     # the copy's runs are readable files of their own
     run = Run.objects.filter(collection__name="demo-v2").first()
     assert run.file.name.startswith("runs/demo-v2/") and run.file.size > 0
+
+
+def test_anothers_started_campaign_does_not_freeze_a_collection(owned_demo, researcher, other_researcher):
+    # given bob's campaign started on alice's collection (any researcher may run one on it)
+    bobs = _live_campaign(owned_demo, other_researcher, "bob-secret-study")
+    grades_before = sorted(
+        GradedJudgment.objects.filter(topic__collection=owned_demo).values_list(
+            "topic__topic_id", "item__docid", "grade"
+        )
+    )
+    # when alice imports passages, topics and qrels
+    alice = token_client(researcher)
+    passages = _post_file(alice, "demo", "passages", "p.jsonl", _passage_line("d1-p02", "Corrected."))
+    topics = _post_file(alice, "demo", "topics", "topics.tsv", b"new1\tA new question?\n")
+    qrels = _post_file(alice, "demo", "qrels", "q.txt", b"new1 Q0 d1-p02 3\n")
+    # then every import succeeds, into one new version, and no answer names bob's campaign
+    for response in (passages, topics, qrels):
+        assert response.status_code == 200, response.content
+        assert "bob" not in response.content.decode()
+    assert [response.json()["version"] for response in (passages, topics, qrels)] == [2, 2, 2]
+    current = Collection.objects.current().get(name="demo")
+    assert Topic.objects.filter(collection=current, topic_id="new1").exists()
+    # and bob's campaign keeps its version: topics, passages, grades as they were when it started
+    bobs.refresh_from_db()
+    assert bobs.collection_id == owned_demo.pk and bobs.collection.is_current is False
+    assert Item.objects.get(collection=owned_demo, docid="d1-p02").text != "Corrected."
+    assert not Topic.objects.filter(collection=owned_demo, topic_id="new1").exists()
+    assert (
+        sorted(
+            GradedJudgment.objects.filter(topic__collection=owned_demo).values_list(
+                "topic__topic_id", "item__docid", "grade"
+            )
+        )
+        == grades_before
+    )
 
 
 def test_a_copy_needs_a_free_name(api, owned_demo):

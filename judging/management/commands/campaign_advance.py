@@ -3,6 +3,7 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
+from judging.management.campaign_lookup import campaign_for_command, campaign_owner_argument
 from judging.models import Campaign
 from judging.services import campaign_advance, hit_expire_overdue
 
@@ -17,6 +18,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("names", nargs="*", help="campaign names (default: every running campaign)")
+        campaign_owner_argument(parser)
         parser.add_argument(
             "--loop", action="store_true", help="sweep again every --interval seconds until interrupted"
         )
@@ -28,27 +30,26 @@ class Command(BaseCommand):
             help="seconds between two sweeps with --loop (default 60)",
         )
 
-    def handle(self, *args, names, loop, interval, **options):
+    def handle(self, *args, names, loop, interval, owner, **options):
         if not interval > 0 or interval == float("inf"):
             raise CommandError(f"--interval must be a positive number of seconds, not {interval}")
-        if names:
-            found = set(Campaign.objects.filter(name__in=names).values_list("name", flat=True))
-            missing = sorted(set(names) - found)
-            if missing:
-                raise CommandError(f"no campaign named {', '.join(missing)}")
+        missing = [name for name in names if not Campaign.objects.filter(name=name).exists()]
+        if missing:
+            raise CommandError(f"no campaign named {', '.join(sorted(missing))}")
+        pks = [campaign_for_command(name, owner).pk for name in names]
         try:
             while True:
-                self.sweep(names, stamp=loop)
+                self.sweep(pks, stamp=loop)
                 if not loop:
                     return
                 time.sleep(interval)
         except KeyboardInterrupt:
             self.stdout.write("stopped")
 
-    def sweep(self, names, *, stamp):
+    def sweep(self, pks, *, stamp):
         prefix = f"{timezone.now():%Y-%m-%d %H:%M:%S} " if stamp else ""
-        if names:
-            campaigns = Campaign.objects.filter(name__in=names)
+        if pks:
+            campaigns = Campaign.objects.filter(pk__in=pks)
         else:
             # Overdue work of campaigns that are not running (paused) expires too; running ones follow.
             expired = len(hit_expire_overdue())

@@ -30,7 +30,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("name", help="campaign name (a slug, unique)")
+        parser.add_argument("name", help="campaign name (a slug, unique per owner)")
         parser.add_argument("--collection", required=True, help="collection name")
         parser.add_argument("--mode", choices=Campaign.Mode.values, default=Campaign.Mode.CROWD)
         params, shape, pricing = DEFAULT_PARAMS, DEFAULT_HIT_SHAPE, DEFAULT_PRICING
@@ -90,7 +90,7 @@ class Command(BaseCommand):
         parser.add_argument("--owner", help="username of the researcher who owns the campaign")
 
     def handle(self, *args, **options):
-        collection = Collection.objects.filter(name=options["collection"]).first()
+        collection = Collection.objects.current().filter(name=options["collection"]).first()
         if collection is None:
             raise CommandError(f"no collection named {options['collection']!r}")
         owner = None
@@ -105,7 +105,8 @@ class Command(BaseCommand):
                     f"--owner: user {owner.username!r} is not a researcher (the researchers group) or staff",
                     returncode=2,
                 )
-        if Campaign.objects.filter(name=options["name"]).exists():
+        # Names are unique per owner: only the owner's own campaigns can be in the way.
+        if Campaign.objects.filter(name=options["name"], owner=owner).exists():
             raise CommandError(f"a campaign named {options['name']!r} exists already")
         fee = options["fee"]
         if fee is None:

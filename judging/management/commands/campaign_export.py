@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from judging.models import Campaign
+from judging.management.campaign_lookup import campaign_for_command, campaign_owner_argument
 from judging.selectors import PREFERENCE_KINDS, campaign_qrels_lines
 
 
@@ -9,13 +9,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("name", help="campaign name")
+        campaign_owner_argument(parser)
         parser.add_argument("--kind", choices=PREFERENCE_KINDS, default="combined")
         parser.add_argument("--out", default="-", help="output file (default: stdout)")
 
-    def handle(self, *args, name, kind, out, **options):
-        campaign = Campaign.objects.filter(name=name).first()
-        if campaign is None:
-            raise CommandError(f"no campaign named {name!r}")
+    def handle(self, *args, name, kind, out, owner, **options):
+        campaign = campaign_for_command(name, owner)
         lines = campaign_qrels_lines(campaign=campaign, kind=kind)
         if out == "-":
             for line in lines:

@@ -3,7 +3,7 @@ import argparse
 from django.core.management.base import BaseCommand, CommandError
 
 from judging.crowd import CrowdError
-from judging.models import Campaign
+from judging.management.campaign_lookup import campaign_for_command, campaign_owner_argument
 from judging.services import CampaignStateError
 from judging.services.publishing import campaign_publish
 
@@ -27,15 +27,14 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("name", help="campaign name")
+        campaign_owner_argument(parser)
         parser.add_argument("--max-hits", type=positive, default=None, help="publish at most N HITs")
         parser.add_argument(
             "--dry-run", action="store_true", help="print what would be published, do nothing"
         )
 
-    def handle(self, *args, name, max_hits, dry_run, **options):
-        campaign = Campaign.objects.filter(name=name).first()
-        if campaign is None:
-            raise CommandError(f"no campaign named {name!r}")
+    def handle(self, *args, name, max_hits, dry_run, owner, **options):
+        campaign = campaign_for_command(name, owner)
         try:
             report = campaign_publish(campaign=campaign, max_hits=max_hits, is_dry_run=dry_run)
         except (CampaignStateError, CrowdError) as error:

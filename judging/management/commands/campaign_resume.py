@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from judging.models import Campaign
+from judging.management.campaign_lookup import campaign_for_command, campaign_owner_argument
 from judging.services import CampaignStateError, campaign_resume
 
 
@@ -9,11 +9,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("name", help="campaign name")
+        campaign_owner_argument(parser)
 
-    def handle(self, *args, name, **options):
-        campaign = Campaign.objects.filter(name=name).first()
-        if campaign is None:
-            raise CommandError(f"no campaign named {name!r}", returncode=2)
+    def handle(self, *args, name, owner, **options):
+        campaign = campaign_for_command(name, owner, returncode=2)
         try:
             campaign = campaign_resume(campaign=campaign)
         except CampaignStateError as error:

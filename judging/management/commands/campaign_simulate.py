@@ -4,6 +4,7 @@ import random
 from django.core.management.base import BaseCommand, CommandError
 
 from judging.engine import NoisyOracle, PerfectOracle
+from judging.management.campaign_lookup import campaign_for_command, campaign_owner_argument
 from judging.models import Campaign
 from judging.selectors import campaign_progress
 from judging.services.simulated_crowd import CampaignStalledError, campaign_simulate, tournament_simulate
@@ -19,6 +20,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("name", help="campaign name")
+        campaign_owner_argument(parser)
         parser.add_argument("--oracle", required=True, help="preference qrels the simulated assessors follow")
         parser.add_argument(
             "--error-rate", type=float, default=None, help="reverse each answer with this probability"
@@ -29,14 +31,12 @@ class Command(BaseCommand):
             "--wait", action="store_true", help="leave rounds and HITs to Celery workers and wait for them"
         )
 
-    def handle(self, *args, name, oracle, error_rate, workers, seed, wait, **options):
+    def handle(self, *args, name, oracle, error_rate, workers, seed, wait, owner, **options):
         if error_rate is not None and not 0 <= error_rate <= 1:
             raise CommandError(f"--error-rate must be in [0, 1] (got {error_rate})")
         if workers < 1:
             raise CommandError(f"--workers must be at least 1 (got {workers})")
-        campaign = Campaign.objects.filter(name=name).first()
-        if campaign is None:
-            raise CommandError(f"no campaign named {name!r}")
+        campaign = campaign_for_command(name, owner)
         if campaign.status == Campaign.Status.DRAFT:
             raise CommandError(f"campaign {name!r} is not started (run campaign_start first)")
         try:

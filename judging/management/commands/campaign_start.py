@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from judging.models import Campaign
+from judging.management.campaign_lookup import campaign_for_command, campaign_owner_argument
 from judging.selectors import campaign_progress
 from judging.services import CampaignConfigError, CampaignStateError, campaign_start
 
@@ -10,12 +10,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("name", help="campaign name")
+        campaign_owner_argument(parser)
         parser.add_argument("--topics", nargs="+", default=None, help="only these topic ids (e.g. a pilot)")
 
-    def handle(self, *args, name, topics, **options):
-        campaign = Campaign.objects.filter(name=name).first()
-        if campaign is None:
-            raise CommandError(f"no campaign named {name!r}")
+    def handle(self, *args, name, topics, owner, **options):
+        campaign = campaign_for_command(name, owner)
         try:
             campaign = campaign_start(campaign=campaign, topic_ids=topics)
         except CampaignConfigError as error:

@@ -1,8 +1,8 @@
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from judging.models import Campaign
+from judging.management.campaign_lookup import campaign_for_command, campaign_owner_argument
 from judging.selectors import campaign_progress
 
 
@@ -14,12 +14,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("name", help="campaign name")
+        campaign_owner_argument(parser)
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
-    def handle(self, *args, name, **options):
-        campaign = Campaign.objects.filter(name=name).first()
-        if campaign is None:
-            raise CommandError(f"no campaign named {name!r}", returncode=2)
+    def handle(self, *args, name, owner, **options):
+        campaign = campaign_for_command(name, owner, returncode=2)
         progress = campaign_progress(campaign=campaign)
         if options["json"]:
             self.stdout.write(json.dumps({"campaign": campaign.name} | progress.as_json()))

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from judging.crowd import CrowdError
-from judging.models import Campaign
+from judging.management.campaign_lookup import campaign_for_command, campaign_owner_argument
 from judging.services.crowd_sync import campaign_sync
 
 
@@ -14,11 +14,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("name", help="campaign name")
+        campaign_owner_argument(parser)
 
-    def handle(self, *args, name, **options):
-        campaign = Campaign.objects.filter(name=name).first()
-        if campaign is None:
-            raise CommandError(f"no campaign named {name!r}")
+    def handle(self, *args, name, owner, **options):
+        campaign = campaign_for_command(name, owner)
         try:
             report = campaign_sync(campaign=campaign)
         except CrowdError as error:

@@ -55,7 +55,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, collection, oracle, seed, k, workers, tournament_topic, owner, **options):
-        collection = Collection.objects.filter(name=collection).first()
+        collection = Collection.objects.current().filter(name=collection).first()
         if collection is None:
             raise CommandError("no demo collection: load it first (manage.py demo_load)")
         # Checked before the earlier demo campaigns are deleted, so a bad argument changes nothing.
@@ -78,7 +78,9 @@ class Command(BaseCommand):
         oracle = PerfectOracle(values)
         # Eager tasks log one line each at INFO; the table is the demo's output.
         logging.getLogger("celery.app.trace").setLevel(logging.WARNING)
-        for campaign in Campaign.objects.filter(name__in=[CROWD_CAMPAIGN, TOURNAMENT_CAMPAIGN]):
+        owner = demo_owner(username=owner)
+        # Names are unique per owner: the demo replaces its owner's demo campaigns, nobody else's.
+        for campaign in Campaign.objects.filter(name__in=[CROWD_CAMPAIGN, TOURNAMENT_CAMPAIGN], owner=owner):
             campaign_delete(campaign=campaign)
 
         started = _stage(
@@ -86,7 +88,6 @@ class Command(BaseCommand):
             "crowd campaign",
             f"simulated crowd workers judge pairs of passages for every question of collection {collection.name}",
         )
-        owner = demo_owner(username=owner)
         crowd = campaign_create(collection=collection, name=CROWD_CAMPAIGN, k=k, seed=seed, owner=owner)
         crowd = campaign_start(campaign=crowd)
         report = campaign_simulate(campaign=crowd, oracle=oracle, worker_count=workers)
@@ -225,7 +226,9 @@ def open_for_browser_judging(
     """Leave one campaign of each mode running for people to judge at /judge/: a local crowd campaign over
     every topic (HITs built) and a dedicated tournament on the topic with the smallest pool of at least k+1
     candidates, so that a newcomer finishes a topic in a few minutes. Replaces earlier ones."""
-    for campaign in Campaign.objects.filter(name__in=[OPEN_CROWD_CAMPAIGN, OPEN_TOURNAMENT_CAMPAIGN]):
+    for campaign in Campaign.objects.filter(
+        name__in=[OPEN_CROWD_CAMPAIGN, OPEN_TOURNAMENT_CAMPAIGN], owner=owner
+    ):
         campaign_delete(campaign=campaign)
     crowd = campaign_start(
         campaign=campaign_create(collection=collection, name=OPEN_CROWD_CAMPAIGN, k=k, seed=seed, owner=owner)

@@ -4,7 +4,7 @@ from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from judging.models import Campaign
+from judging.management.campaign_lookup import campaign_for_command, campaign_owner_argument
 from metrics.uploads import RunUploadError, run_upload, run_validate_and_score
 from pools.models import Run
 from pools.services import run_delete
@@ -18,13 +18,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("campaign", help="campaign name")
+        campaign_owner_argument(parser)
         parser.add_argument("path", help="TREC run file")
         parser.add_argument("--name", help="run name (default: the file name without extension)")
 
-    def handle(self, *args, campaign, path, name, **options):
-        found = Campaign.objects.select_related("collection").filter(name=campaign).first()
-        if found is None:
-            raise CommandError(f"no campaign named {campaign!r}", returncode=2)
+    def handle(self, *args, campaign, path, name, owner, **options):
+        found = campaign_for_command(campaign, owner, returncode=2)
         source = Path(path)
         if not source.is_file():
             raise CommandError(f"{path}: no such file", returncode=2)

@@ -1,6 +1,6 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from judging.models import Campaign
+from judging.management.campaign_lookup import campaign_for_command, campaign_owner_argument
 from metrics.leaderboard import campaign_runs_score
 
 
@@ -12,10 +12,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("campaign", help="campaign name")
+        campaign_owner_argument(parser)
 
-    def handle(self, *args, campaign, **options):
-        found = Campaign.objects.select_related("collection").filter(name=campaign).first()
-        if found is None:
-            raise CommandError(f"no campaign named {campaign!r}", returncode=2)
+    def handle(self, *args, campaign, owner, **options):
+        found = campaign_for_command(campaign, owner, returncode=2)
         stored = campaign_runs_score(campaign=found)
         self.stdout.write(f"campaign {found.name}: {stored} scores stored")

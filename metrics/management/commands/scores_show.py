@@ -4,7 +4,7 @@ import textwrap
 
 from django.core.management.base import BaseCommand, CommandError
 
-from judging.models import Campaign
+from judging.management.campaign_lookup import campaign_for_command, campaign_owner_argument
 from metrics.core.evaluate import parse_measure
 from metrics.core.trec import DEFAULT_THRESHOLD
 from metrics.leaderboard import LEADERBOARD_MEASURES
@@ -42,20 +42,19 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("campaign", help="campaign name")
+        campaign_owner_argument(parser)
         parser.add_argument("--kind", choices=["combined", "top_k", "best"], default="combined")
         parser.add_argument(
             "-m", "--measure", nargs="+", default=LEADERBOARD_MEASURES, help="measures to show"
         )
 
-    def handle(self, *args, campaign, kind, measure, **options):
+    def handle(self, *args, campaign, kind, measure, owner, **options):
         try:
             # Stored rows carry canonical names (compat -> compat@0.95), so look them up by those.
             measures = [parse_measure(name).name for name in measure]
         except ValueError as error:
             raise CommandError(str(error)) from None
-        found = Campaign.objects.select_related("collection").filter(name=campaign).first()
-        if found is None:
-            raise CommandError(f"no campaign named {campaign!r}")
+        found = campaign_for_command(campaign, owner)
         collection = found.collection
         runs = list(campaign_run_list(campaign=found))  # never another campaign's uploads
         expected = len(runs) * len(measures)

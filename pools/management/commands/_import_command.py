@@ -1,7 +1,7 @@
 """The shared shape of the ``*_import`` commands: find the collection, check ``--owner`` may change it, run
 one import service, turn a bad line into a CommandError naming file, line and problem. Without ``--owner``
-the server's operator imports (any collection); a collection a started campaign uses is refused either way
-when the import would change it."""
+the server's operator imports (any collection). A change to a version that a started campaign uses is made
+in a new version, which the printed result names."""
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
@@ -27,7 +27,7 @@ class ImportCommand(BaseCommand):
 
     def handle(self, *args, collection, path, quiet, owner=None, **options):
         try:
-            collection_object = Collection.objects.get(name=collection)
+            collection_object = Collection.objects.current().get(name=collection)
         except Collection.DoesNotExist:
             raise CommandError(f"no collection {collection!r} (create it with collection_create)") from None
         if owner:

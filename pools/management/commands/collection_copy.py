@@ -12,8 +12,9 @@ from pools.services import (
 
 class Command(BaseCommand):
     help = (
-        "Copy a collection (topics, passages, graded qrels and its own runs) under a new name: a new version to "
-        "change when a started campaign uses the old one. --owner owns the copy (default: the source's owner)."
+        "Copy a collection (topics, passages, graded qrels and its own runs) under a new name: a collection of "
+        "one's own to change. --owner owns the copy (default: the source's owner). (A collection that a started "
+        "campaign uses needs no copy: its owner's imports make a new version.)"
     )
 
     def add_arguments(self, parser):
@@ -23,7 +24,7 @@ class Command(BaseCommand):
         parser.add_argument("--description", help="description of the copy (default: the source's)")
 
     def handle(self, *args, source, name, owner, description, **options):
-        found = Collection.objects.select_related("owner").filter(name=source).first()
+        found = Collection.objects.current().select_related("owner").filter(name=source).first()
         if found is None:
             raise CommandError(f"no collection {source!r}", returncode=2)
         try:
