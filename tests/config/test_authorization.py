@@ -194,6 +194,12 @@ MATRIX: dict[str, tuple[str, dict, dict | None, tuple[int, ...]]] = {
         None,
         DASH_OWNED,
     ),
+    "dashboard/campaigns/<slug:name>/plots/<str:figure>.svg": (
+        "GET",
+        {"name": "campaign", "figure": "figure"},
+        None,
+        DASH_OWNED,
+    ),
     "dashboard/exports/<int:export_id>/download/": ("GET", {"export_id": "export_pk"}, None, DASH_OWNED),
     # --- the API: schema and docs (public: they describe the API, no data) --------------------------------
     "api/schema/": ("GET", {}, None, PUBLIC),
