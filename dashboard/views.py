@@ -165,7 +165,7 @@ def campaign_detail(request, name: str):
 def campaign_progress_json(request, name: str):
     """What the page's refresh script polls: ``CampaignProgress.as_dict()`` (the figures of ``campaign_status
     --json`` and the API, money as "12.30"), the percent, each topic's state (``topics``: by topic here, the
-    page's table) and the runs' and exports' progress."""
+    page's table; ``label`` is the state in words) and the runs' and exports' progress."""
     campaign = _campaign(request, name)
     progress = selectors.campaign_progress(campaign=campaign)
     table = selectors.campaign_progress_table(campaign=campaign)
@@ -178,7 +178,12 @@ def campaign_progress_json(request, name: str):
             **data,
             "percent": progress.percent,
             "topics": {
-                row["topic"]: {"state": row["state"], "round": row["round"], "judged": row["pairs_judged"]}
+                row["topic"]: {
+                    "state": row["state"],
+                    "label": row["state_label"],
+                    "round": row["round"],
+                    "judged": row["pairs_judged"],
+                }
                 for row in table["topics"]
             },
             "runs": {

@@ -118,3 +118,47 @@ def test_each_figure_numbers_are_the_api_numbers(client, api, researcher, finish
     assert [float(mean) for _, mean, _, _ in intervals] == sorted(
         (float(m) for _, m, _, _ in intervals), reverse=True
     )
+
+
+def test_campaign_page_in_words_topics_in_natural_order(client, researcher, finished_campaign):
+    client.force_login(researcher)
+    page = client.get("/dashboard/campaigns/demo-done/").content.decode()
+    topics = re.findall(r'<tr data-topic="([^"]+)">', page)
+    assert topics == ["c1_1", "d11"]
+    # a finished campaign's forecast is not "not planned yet"; states in words, their code kept for scripts
+    assert "not planned yet" not in page
+    assert '<td data-field="state" data-state="done">done</td>' in page
+    progress = client.get("/dashboard/campaigns/demo-done/progress.json").json()
+    assert progress["topics"]["d11"] == {
+        "state": "done",
+        "label": "done",
+        "round": progress["topics"]["d11"]["round"],
+        "judged": progress["topics"]["d11"]["judged"],
+    }
+
+
+def test_topic_states_are_words(client, researcher, demo_collection):
+    from judging.selectors.progress import campaign_progress_table
+    from judging.services import campaign_create, campaign_start
+
+    campaign = campaign_start(
+        campaign=campaign_create(collection=demo_collection, name="words", seed=1, owner=researcher),
+        topic_ids=["d1", "d10", "d2", "d11"],
+    )
+    table = campaign_progress_table(campaign=campaign)
+    assert [row["topic"] for row in table["topics"]] == ["d1", "d2", "d10", "d11"]
+    labels = {row["state"]: row["state_label"] for row in table["topics"]}
+    assert "stage_1" not in labels.values() and all(
+        " " in label or label in ("done", "tournament") for label in labels.values()
+    )
+
+
+def test_favicon_is_served(client):
+    response = client.get("/favicon.ico", follow=True)
+    assert response.status_code == 200 and response["Content-Type"] == "image/svg+xml"
+    assert b"<svg" in b"".join(response.streaming_content if response.streaming else [response.content])
+
+
+def test_api_docs_have_a_way_back_to_the_site(client):
+    page = client.get("/api/docs/").content.decode()
+    assert '<nav class="api-back" aria-label="Site"><a href="/">' in page and 'href="/dashboard/"' in page
