@@ -18,7 +18,7 @@ from django.core.cache import cache
 
 from judging.models import Campaign
 from metrics.core.evaluate import parse_measure
-from metrics.core.legend import measure_label
+from metrics.core.legend import measure_title
 from metrics.leaderboard import LeaderboardRow, campaign_leaderboard, leaderboard_stamp
 
 FORMATS = {"svg": "image/svg+xml", "png": "image/png"}
@@ -62,15 +62,21 @@ def _render(figure, format: str) -> bytes:
 
 
 def _limits(measure: str, values: list[float]) -> tuple[float, float] | None:
-    """An axis range around ``values`` with a small margin, kept inside [0, 1] for measures bounded by it."""
+    """An axis range around ``values`` with a small margin; for a measure bounded by [0, 1] the margin may
+    pass a bound by the width of a dot (so that a run at 1 is drawn whole) but no tick lies beyond it."""
     if not values:
         return None
     low, high = min(values), max(values)
     margin = max(0.05 * (high - low), 0.02)
     low, high = low - margin, high + margin
     if parse_measure(measure).family.name in UNIT_INTERVAL:
-        low, high = max(0.0, low), min(1.0, high)
+        low, high = max(-0.015, low), min(1.015, high)
     return low, high
+
+
+def _axis_label(measure: str, qrels: str) -> str:
+    """The measure in words over its code name, two lines, so that a long name fits beside a short axis."""
+    return f"{measure_title(measure, qrels)}\n({measure}:{qrels})"
 
 
 def _rows(leaderboard: dict[str, Any], measure: str, qrels: str) -> list[LeaderboardRow]:
@@ -121,8 +127,8 @@ def plot_scatter(*, campaign: Campaign, x: tuple[str, str], y: tuple[str, str], 
             fontsize=LABEL_POINTS,
             limits=(_limits(x[0], list(xs)), _limits(y[0], list(ys))),
         )
-    axes.set_xlabel(measure_label(*x), fontsize=AXIS_POINTS)
-    axes.set_ylabel(measure_label(*y), fontsize=AXIS_POINTS)
+    axes.set_xlabel(_axis_label(*x), fontsize=AXIS_POINTS)
+    axes.set_ylabel(_axis_label(*y), fontsize=AXIS_POINTS)
     axes.tick_params(labelsize=TICK_POINTS)
     if len(runs) >= 2:
         from metrics.core.significance import kendall_tau
@@ -163,7 +169,7 @@ def plot_intervals(*, campaign: Campaign, measure: str, qrels: str, format: str 
     limits = _limits(measure, [r.ci_low for r in rows] + [r.ci_high for r in rows])
     if limits is not None:
         axes.set_xlim(*limits)
-    axes.set_xlabel(measure_label(measure, qrels), fontsize=AXIS_POINTS)
+    axes.set_xlabel(_axis_label(measure, qrels), fontsize=AXIS_POINTS)
     axes.set_ylabel("Run (best mean first)", fontsize=AXIS_POINTS)
     axes.set_title(f"{len(rows)} runs, mean with 95% confidence interval", fontsize=AXIS_POINTS)
     axes.grid(alpha=0.3, axis="x")
