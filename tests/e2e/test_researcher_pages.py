@@ -77,7 +77,12 @@ def test_researcher_tables_and_controls_fit_a_phone(live_server, browser, scored
     for name, url in urls.items():
         page.goto(live_server.url + url)
         page.wait_for_load_state("networkidle")
+        # viewport screenshots, scrolled: a full-page one drops the touch emulation (and its 44 px controls)
         page.screenshot(path=str(ARTIFACTS / f"researcher_{name}_390.png"))
+        for part, where in (("tables", ".table-scroll"), ("forms", "form[enctype]")):
+            if page.locator(where).count():
+                page.locator(where).first.scroll_into_view_if_needed()
+                page.screenshot(path=str(ARTIFACTS / f"researcher_{name}_390_{part}.png"))
         assert sideways_overflow(page) == 0, name
         for table in page.evaluate(TABLES):
             assert table["broken"] == [], (name, table)  # no number wraps or spills out of its cell
