@@ -43,12 +43,12 @@ COMPAT_MEANING = (
     "normalised so that an ideal ranking scores 1"
 )
 PERSISTENCE_MEANING = (
-    "persistence p = the chance that a reader goes on from one passage to the next, so the top ranks weigh "
+    "the chance that a reader goes on from one passage to the next, so the top ranks weigh "
     "most; p = 0.8, 0.85, 0.9, 0.95 are the analogues of ndcg@3, @5, @10, @20"
 )
 # One phrase per measure family; a family not listed is shown by its name alone.
 FAMILY_MEANING = {
-    "compat": f"compatibility ({COMPAT_MEANING}; {PERSISTENCE_MEANING})",
+    "compat": f"compatibility ({COMPAT_MEANING}; persistence p = {PERSISTENCE_MEANING})",
     "ndcg": "NDCG with the qrels value as gain (discounted by log2 of the rank, 1 for the ideal order)",
     "ap": "average precision (the precision at each relevant passage, averaged)",
     "rr": "reciprocal rank (1 / the rank of the first relevant passage)",
@@ -116,7 +116,7 @@ def legend_entries(measures: list[str]) -> list[tuple[str, str]]:
     for name, family in families.items():
         if name == "compat":
             entries.append(("Compatibility (compat@p)", COMPAT_MEANING))
-            entries.append(("Persistence (the p of compat@p)", PERSISTENCE_MEANING.split(" = ", 1)[1]))
+            entries.append(("Persistence (the p of compat@p)", PERSISTENCE_MEANING))
         elif name in FAMILY_MEANING:
             spelled = {"int": f"{name}@k", "float": f"{name}@p"}.get(family.parameter or "", name)
             entries.append((f"{_FAMILY_TITLE[name]} ({spelled})", FAMILY_MEANING[name]))
