@@ -97,6 +97,12 @@ def test_researcher_tables_and_controls_fit_a_phone(live_server, browser, scored
     assert "workers:workers-caption" in scrolling, scrolling
     # the leaderboard's table fits: its range column wraps between its two numbers, never inside one
     assert not any(s.startswith("leaderboard:leaderboard-caption") for s in scrolling), scrolling
+    # the legend, in words, opens from above the table
+    page.goto(live_server.url + urls["leaderboard"])
+    page.click("#legend summary")
+    assert page.get_by_text("Persistence (the p of compat@p)").is_visible()
+    page.locator("#legend").scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "researcher_leaderboard_390_legend.png"))
     page.goto(f"{live_server.url}/dashboard/campaigns/{scored.name}/workers/")
     box = page.locator(".table-scroll").first
     box.evaluate("box => { box.scrollLeft = box.scrollWidth; }")
