@@ -72,6 +72,7 @@ def test_researcher_tables_and_controls_fit_a_phone(live_server, browser, scored
         "leaderboard": f"/dashboard/campaigns/{scored.name}/leaderboard/",
         "workers": f"/dashboard/campaigns/{scored.name}/workers/",
         "campaigns": "/dashboard/",
+        "home": "/",
     }
     scrolling: list[str] = []
     for name, url in urls.items():
