@@ -165,6 +165,8 @@ PAGES = [
     ("progress.json", "/dashboard/campaigns/cast/progress.json"),
     ("workers table", "/dashboard/campaigns/cast/workers/"),
     ("leaderboard", "/dashboard/campaigns/cast/leaderboard/"),
+    ("figure 4 (SVG)", "/dashboard/campaigns/cast/plots/scatter.svg"),
+    ("figure 9 (SVG)", "/dashboard/campaigns/cast/plots/intervals.svg"),
     ("figure 4 (PNG)", "/dashboard/campaigns/cast/plots/scatter.png"),
     ("figure 9 (PNG)", "/dashboard/campaigns/cast/plots/intervals.png"),
     ("leaderboard.csv", "/dashboard/campaigns/cast/leaderboard.csv"),

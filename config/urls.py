@@ -1,6 +1,9 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.templatetags.static import static
 from django.urls import include, path
+from django.utils.functional import lazy
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from judging.views.accounts import LoginView
@@ -10,6 +13,8 @@ from judging.views.accounts import LoginView
 urlpatterns = [
     path("", include("dashboard.urls")),
     path("", include("pools.urls")),
+    # Browsers ask for /favicon.ico on a first visit whatever the page links; the icon is a static SVG.
+    path("favicon.ico", RedirectView.as_view(url=lazy(static, str)("favicon.svg"), permanent=True)),
     path("accounts/login/", LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include("judging.urls")),

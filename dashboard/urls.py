@@ -21,6 +21,12 @@ researcher_patterns = [
         name="campaign-leaderboard-csv",
     ),
     path("campaigns/<slug:name>/plots/<str:figure>.png", views.campaign_plot, name="campaign-plot"),
+    path(
+        "campaigns/<slug:name>/plots/<str:figure>.svg",
+        views.campaign_plot,
+        {"format": "svg"},
+        name="campaign-plot-svg",
+    ),
     path("exports/<int:export_id>/download/", views.export_download, name="export-download"),
 ]
 urlpatterns = [

@@ -27,14 +27,17 @@ from judging.services import (
     campaign_start,
 )
 from judging.services.exports import ExportKindError
+from metrics.core.legend import legend_entries, measure_label, measure_title, qrels_difference, relevance_note
+from metrics.core.trec import DEFAULT_THRESHOLD
 from metrics.leaderboard import (
     LEADERBOARD_MEASURES,
+    QRELS,
     campaign_leaderboard,
     campaign_runs_score_request,
     leaderboard_csv,
     leaderboard_export_request,
 )
-from metrics.leaderboard_plots import plot_intervals, plot_scatter
+from metrics.leaderboard_plots import FORMATS, interval_rows, plot_intervals, plot_scatter, scatter_points
 from metrics.selectors import campaign_run_list
 from metrics.uploads import RunUploadError, run_upload
 from pools.selectors import collection_list_with_counts
@@ -165,7 +168,7 @@ def campaign_detail(request, name: str):
 def campaign_progress_json(request, name: str):
     """What the page's refresh script polls: ``CampaignProgress.as_dict()`` (the figures of ``campaign_status
     --json`` and the API, money as "12.30"), the percent, each topic's state (``topics``: by topic here, the
-    page's table) and the runs' and exports' progress."""
+    page's table; ``label`` is the state in words) and the runs' and exports' progress."""
     campaign = _campaign(request, name)
     progress = selectors.campaign_progress(campaign=campaign)
     table = selectors.campaign_progress_table(campaign=campaign)
@@ -178,7 +181,12 @@ def campaign_progress_json(request, name: str):
             **data,
             "percent": progress.percent,
             "topics": {
-                row["topic"]: {"state": row["state"], "round": row["round"], "judged": row["pairs_judged"]}
+                row["topic"]: {
+                    "state": row["state"],
+                    "label": row["state_label"],
+                    "round": row["round"],
+                    "judged": row["pairs_judged"],
+                }
                 for row in table["topics"]
             },
             "runs": {
@@ -327,14 +335,11 @@ def campaign_leaderboard_view(request, name: str):
         baseline = None
         leaderboard = campaign_leaderboard(campaign=campaign)
     measure, qrels = _measure_choice(request.GET.get("measure"), ("compat@0.95", "preferences"))
-    x = request.GET.get("x") or "ndcg@10:graded"
-    y = request.GET.get("y") or "compat@0.95:preferences"
+    x = _measure_choice(request.GET.get("x"), ("ndcg@10", "graded"))
+    y = _measure_choice(request.GET.get("y"), ("compat@0.95", "preferences"))
     shown = [r for r in leaderboard["rows"] if r.measure == measure and r.qrels == qrels]
-    # A wide table: each run's mean under every measure (preference qrels), ranks beside them.
-    by_run: dict[str, dict[str, object]] = {}
-    for row in leaderboard["rows"]:
-        by_run.setdefault(row.run, {})[f"{row.measure}:{row.qrels}"] = row
-    choices = [f"{m}:{q}" for q in ("preferences", "graded") for m in LEADERBOARD_MEASURES]
+    choices = [(f"{m}:{q}", measure_label(m, q)) for q in QRELS for m in LEADERBOARD_MEASURES]
+    families = [m.split("@")[0] for m in LEADERBOARD_MEASURES]
     return render(
         request,
         "dashboard/campaign_leaderboard.html",
@@ -344,12 +349,20 @@ def campaign_leaderboard_view(request, name: str):
             "measure": measure,
             "qrels": qrels,
             "selected": f"{measure}:{qrels}",
+            "selected_label": measure_label(measure, qrels),
             "choices": choices,
-            "tau": leaderboard["tau"],
+            "legend": legend_entries(LEADERBOARD_MEASURES),
+            "relevance_note": relevance_note(families, DEFAULT_THRESHOLD),
+            "qrels_difference": qrels_difference(),
+            "tau": [(measure_title(m), m, t) for m, t in leaderboard["tau"].items()],
             "runs": leaderboard["runs"],
             "baseline": baseline,
-            "x": x,
-            "y": y,
+            "x": ":".join(x),
+            "y": ":".join(y),
+            "x_label": measure_label(*x),
+            "y_label": measure_label(*y),
+            "scatter": scatter_points(leaderboard=leaderboard, x=x, y=y),
+            "intervals": interval_rows(leaderboard=leaderboard, measure=measure, qrels=qrels),
         },
     )
 
@@ -363,16 +376,24 @@ def campaign_leaderboard_csv(request, name: str):
     return response
 
 
+# An SVG figure is a document of its own when opened from the page: matplotlib styles it with inline style
+# attributes and it holds no script, so its policy allows those styles and nothing else.
+SVG_POLICY = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"
+
+
 @researcher_required
-def campaign_plot(request, name: str, figure: str):
+def campaign_plot(request, name: str, figure: str, format: str = "png"):
+    """Figure 4 (``scatter``) or 9 (any other name) as SVG (the page's) or PNG (the download)."""
     campaign = _campaign(request, name)
     if figure == "scatter":
         x = _measure_choice(request.GET.get("x"), ("ndcg@10", "graded"))
         y = _measure_choice(request.GET.get("y"), ("compat@0.95", "preferences"))
-        png = plot_scatter(campaign=campaign, x=x, y=y)
+        image = plot_scatter(campaign=campaign, x=x, y=y, format=format)
     else:
         measure, qrels = _measure_choice(request.GET.get("measure"), ("compat@0.95", "preferences"))
-        png = plot_intervals(campaign=campaign, measure=measure, qrels=qrels)
-    response = HttpResponse(png, content_type="image/png")
+        image = plot_intervals(campaign=campaign, measure=measure, qrels=qrels, format=format)
+    response = HttpResponse(image, content_type=FORMATS[format])
     response["Cache-Control"] = "private, max-age=60"
+    if format == "svg":
+        response["Content-Security-Policy"] = SVG_POLICY
     return response

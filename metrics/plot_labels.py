@@ -7,16 +7,29 @@ from typing import Any
 
 import numpy as np
 
+Limits = tuple[float, float] | None
 
-def label_points(figure: Any, axes: Any, xs: np.ndarray, ys: np.ndarray, names: list[str]) -> None:
-    """Name every point, small, to its right; labels that would overlap are pushed apart vertically (passes of
-    pairwise repulsion on the labels' measured boxes in screen space, as adjustText does) and joined to their
-    point by a thin leader line when moved."""
-    fontsize = 6.5
+
+def label_points(
+    figure: Any,
+    axes: Any,
+    xs: np.ndarray,
+    ys: np.ndarray,
+    names: list[str],
+    *,
+    fontsize: float = 8,
+    limits: tuple[Limits, Limits] = (None, None),
+) -> None:
+    """Name every point to its right (to its left where the name would leave the axes); labels that would
+    overlap are pushed apart vertically (passes of pairwise repulsion on the labels' measured boxes in screen
+    space, as adjustText does) and joined to their point by a thin leader line when moved. ``limits`` (x, y)
+    fixes an axis's range (a measure bounded by [0, 1] is never drawn past 1); without them the x axis leaves
+    room on the right for the names."""
     span_x = float(np.ptp(xs)) or 1.0
     span_y = float(np.ptp(ys)) or 1.0
-    axes.set_xlim(float(xs.min()) - 0.05 * span_x, float(xs.max()) + 0.30 * span_x)
-    axes.set_ylim(float(ys.min()) - 0.08 * span_y, float(ys.max()) + 0.08 * span_y)
+    x_limits, y_limits = limits
+    axes.set_xlim(x_limits or (float(xs.min()) - 0.05 * span_x, float(xs.max()) + 0.30 * span_x))
+    axes.set_ylim(y_limits or (float(ys.min()) - 0.08 * span_y, float(ys.max()) + 0.08 * span_y))
     texts = [
         axes.text(x, y, name, fontsize=fontsize, va="center")
         for x, y, name in zip(xs, ys, names, strict=True)
@@ -30,6 +43,9 @@ def label_points(figure: Any, axes: Any, xs: np.ndarray, ys: np.ndarray, names: 
     points = to_pixels.transform(np.column_stack([xs, ys]))
     gap = 4.0
     labels = points + np.array([gap, 0.0])  # left end, vertical centre
+    right_edge = axes.transAxes.transform((1.0, 0.0))[0]
+    leftward = labels[:, 0] + widths > right_edge
+    labels[leftward, 0] = points[leftward, 0] - gap - widths[leftward]
     for _ in range(500):
         moved = False
         for i in range(len(names)):

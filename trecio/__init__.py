@@ -22,6 +22,7 @@ the shortest exact float (:func:`format_value`), so a written file reads back to
 """
 
 from trecio.errors import TrecFormatError
+from trecio.order import topic_order_key
 from trecio.spreadsheet import spreadsheet_safe, spreadsheet_text
 from trecio.text import MAX_DOCID_LENGTH, MAX_INTEGER, MAX_TOPIC_ID_LENGTH, is_gzip, open_binary
 from trecio.writer import format_value, qrels_line, run_line, write_qrels, write_run
@@ -38,6 +39,7 @@ __all__ = [
     "run_line",
     "spreadsheet_safe",
     "spreadsheet_text",
+    "topic_order_key",
     "write_qrels",
     "write_run",
 ]

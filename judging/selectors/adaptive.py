@@ -20,6 +20,8 @@ from judging.engine import (
 )
 from judging.engine.adaptive import decisive_limits, decisive_within_reach
 from judging.models import Assignment, Campaign, CampaignTopic
+from judging.selectors.progress import TOPIC_STATE_WORDS
+from trecio import topic_order_key
 
 
 def adaptive_params(campaign: Campaign) -> AdaptiveParams:
@@ -106,6 +108,7 @@ def campaign_adaptive_crowd(*, campaign: Campaign) -> AdaptiveCrowd | None:
 class AdaptiveTopicRow(TypedDict):
     topic: str
     state: str
+    state_label: str
     open: list[str]
     out: list[str]
     tied: list[tuple[str, str]]
@@ -114,7 +117,7 @@ class AdaptiveTopicRow(TypedDict):
 
 
 def campaign_adaptive_topics(*, campaign: Campaign) -> list[AdaptiveTopicRow]:
-    """One row per topic of an adaptive campaign (empty for other modes), topics in id order."""
+    """One row per topic of an adaptive campaign (empty for other modes), topics in natural id order."""
     if campaign.mode != Campaign.Mode.ADAPTIVE:
         return []
     candidates: dict[int, list[str]] = {}
@@ -138,6 +141,7 @@ def campaign_adaptive_topics(*, campaign: Campaign) -> list[AdaptiveTopicRow]:
             AdaptiveTopicRow(
                 topic=topic,
                 state=state_name,
+                state_label=TOPIC_STATE_WORDS.get(state_name, state_name),
                 open=still_open,
                 out=[d for d in state.candidates if d not in set(still_open)],
                 tied=[pair for pair, winner in sorted(state.decided.items()) if winner is None],
@@ -145,4 +149,4 @@ def campaign_adaptive_topics(*, campaign: Campaign) -> list[AdaptiveTopicRow]:
                 votes=sum(len(v) for v in state.votes.values()),
             )
         )
-    return out
+    return sorted(out, key=lambda row: topic_order_key(row["topic"]))

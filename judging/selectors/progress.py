@@ -25,6 +25,7 @@ from judging.models import (
     Worker,
 )
 from judging.selectors.workers import worker_excluded_here
+from trecio import topic_order_key
 
 
 class _RoundRow(TypedDict):
@@ -46,6 +47,20 @@ class ProgressRow(TypedDict):
     pairs_judged: int
     pairs_open: int
     is_finished: bool
+    state_label: str
+
+
+# A topic's state in words for the dashboard (the stored value is a code: stage_1); "Assessing top-k
+# preferences", section 4: stage 1 culls the pool in rounds against a few opponents each, stage 2 judges every
+# pair left.
+TOPIC_STATE_WORDS = {
+    "thinned": "waiting for its first round",
+    "stage_1": "stage 1: culling rounds",
+    "stage_2": "stage 2: every pair left",
+    "tournament": "tournament",
+    "done": "done",
+    "nothing_to_judge": "nothing to judge",
+}
 
 
 class ProgressTable(TypedDict):
@@ -258,7 +273,8 @@ def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
 
 def campaign_progress_table(*, campaign: Campaign) -> ProgressTable:
     """Progress of every topic for the dashboard, in a fixed number of queries whatever the campaign's size:
-    per topic its state, round, pool size per round and pairs judged / open; plus overall totals."""
+    per topic (in natural order: d2 before d10) its state (code and words), round, pool size per round and
+    pairs judged / open; plus overall totals."""
     topics = list(
         CampaignTopic.objects.filter(campaign=campaign)
         .order_by("topic__topic_id")
@@ -288,8 +304,9 @@ def campaign_progress_table(*, campaign: Campaign) -> ProgressTable:
             "pairs_judged": pair_counts[row["pk"]]["judged"],
             "pairs_open": pair_counts[row["pk"]]["open"],
             "is_finished": row["state"] in CampaignTopic.FINISHED_STATES,
+            "state_label": TOPIC_STATE_WORDS.get(row["state"], row["state"]),
         }
-        for row in topics
+        for row in sorted(topics, key=lambda row: topic_order_key(row["topic__topic_id"]))
     ]
     done = sum(1 for row in table if row["is_finished"])
     return {

@@ -9,6 +9,7 @@ from typing import TypedDict
 from judging.engine import RankedItem, preference_values
 from judging.models import Campaign, CampaignTopic, Candidate, Pair
 from pools.models import GradedJudgment
+from trecio import topic_order_key
 
 PREFERENCE_KINDS = ("combined", "top_k", "best")
 
@@ -114,7 +115,7 @@ def campaign_ties_at_k(*, campaign: Campaign) -> list[TieAtK]:
             "rank": max(r for _, r in items),
             "count": len(items),
         }
-        for topic_id, items in sorted(by_topic.items())
+        for topic_id, items in sorted(by_topic.items(), key=lambda entry: topic_order_key(entry[0]))
         if len(items) > campaign.k
     ]
 
@@ -145,7 +146,8 @@ def campaign_intransitive_triples(*, campaign: Campaign, limit: int = 100) -> li
 
 
 def campaign_top_k_with_text(*, campaign: Campaign) -> list[TopKTopic]:
-    """Each finished topic's top-k (ties at rank k included) with the passages' text, one query."""
+    """Each finished topic's top-k (ties at rank k included) with the passages' text, topics in natural id
+    order (d2 before d10), one query."""
     by_topic: dict[str, TopKTopic] = {}
     for topic_id, question, docid, text, rank, wins in (
         Candidate.objects.filter(
@@ -168,7 +170,7 @@ def campaign_top_k_with_text(*, campaign: Campaign) -> list[TopKTopic]:
             continue
         entry = by_topic.setdefault(topic_id, {"topic": topic_id, "question": question, "items": []})
         entry["items"].append({"docid": docid, "text": text, "rank": rank, "wins": wins})
-    return list(by_topic.values())
+    return [by_topic[topic_id] for topic_id in sorted(by_topic, key=topic_order_key)]
 
 
 def campaign_candidate_pools(*, campaign: Campaign) -> dict[str, list[str]]:

@@ -11,6 +11,7 @@ from config.cli import (
 )
 from metrics.cli.common import add_compat_options, read_qrels, read_runs
 from metrics.core.evaluate import EvaluationOptions, evaluate_run, parse_measure
+from metrics.core.legend import PERSISTENCE_MEANING
 from metrics.core.rbo import DEFAULT_P
 
 # The reference script's accepted range for -p; outside it the reference prints a message and exits 0.
@@ -31,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "-p",
         type=finite_float,
         default=DEFAULT_P,
-        help="persistence, in [0.01, 0.99] (default 0.95; 0.80/0.85/0.90/0.95 match NDCG@3/5/10/20)",
+        help=f"persistence p: {PERSISTENCE_MEANING}; in [0.01, 0.99], default 0.95",
     )
     parser.add_argument(
         "qrels", metavar="QRELS", help="TREC qrels: topic Q0 docid value (float; larger = preferred)"

@@ -26,7 +26,7 @@
         Object.keys(data.topics).forEach(function (topic) {
           var row = root.querySelector('tr[data-topic="' + CSS.escape(topic) + '"]');
           if (!row) { return; }
-          setText(row, "state", data.topics[topic].state);
+          setText(row, "state", data.topics[topic].label || data.topics[topic].state);
           setText(row, "round", data.topics[topic].round);
           setText(row, "judged", data.topics[topic].judged);
         });

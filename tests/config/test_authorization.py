@@ -196,8 +196,15 @@ MATRIX: dict[str, tuple[str, dict, dict | None, tuple[int, ...]]] = {
         None,
         DASH_OWNED,
     ),
+    "dashboard/campaigns/<slug:name>/plots/<str:figure>.svg": (
+        "GET",
+        {"name": "campaign", "figure": "figure"},
+        None,
+        DASH_OWNED,
+    ),
     "dashboard/exports/<int:export_id>/download/": ("GET", {"export_id": "export_pk"}, None, DASH_OWNED),
     # --- the API: schema and docs (public: they describe the API, no data) --------------------------------
+    "favicon.ico": ("GET", {}, None, (301, 301, 301, 301, 301, 301)),
     "api/schema/": ("GET", {}, None, PUBLIC),
     "api/docs/": ("GET", {}, None, PUBLIC),
     # --- the API: collections (readable and copied by every researcher; changed by the owner and staff only;

@@ -54,8 +54,9 @@ def test_scores_show_computes_missing_scores_under_canonical_names(campaign):
     ]
     # a legend names every column before the first table
     assert " ".join(lines[2:header]) == (
-        "Columns: each run's mean over 2 topics, best first; rr = reciprocal rank; p@k = precision; "
-        "rr and p count a value of 1 or more as relevant."
+        "Columns: each run's mean over 2 topics, best first; rr = reciprocal rank (1 / the rank of the first "
+        "relevant passage); p@k = precision (the share of relevant passages in the top k); rr and p count a "
+        "value of 1 or more as relevant."
     )
     assert lines[header : header + 11] == [
         *rows,

@@ -6,30 +6,13 @@ from django.core.management.base import BaseCommand, CommandError
 
 from judging.management.campaign_lookup import campaign_for_command, campaign_owner_argument
 from metrics.core.evaluate import parse_measure
+from metrics.core.legend import FAMILY_MEANING, KIND_MEANING, qrels_difference, relevance_note
 from metrics.core.trec import DEFAULT_THRESHOLD
 from metrics.leaderboard import LEADERBOARD_MEASURES
 from metrics.models import RunScore
 from metrics.selectors import campaign_run_list
 from metrics.services import ScoreRequestError, run_scores_compute
 
-# What each qrels kind puts in the ideal ranking ("Assessing top-k preferences", sections 5 and 6).
-KIND_MEANING = {
-    "combined": "the campaign's top-k above the grades",
-    "top_k": "the campaign's top-k only",
-    "best": "the campaign's best item only",
-}
-# One phrase per measure family for the legend; a family not listed is shown by its name alone.
-FAMILY_MEANING = {
-    "compat": "compatibility (normalised RBO, persistence p, with the closest ideal ranking; p = 0.8, 0.85, 0.9, 0.95 "
-    "are the analogues of ndcg@3, @5, @10, @20)",
-    "ndcg": "NDCG with the qrels value as gain",
-    "ap": "average precision",
-    "rr": "reciprocal rank",
-    "p": "precision",
-    "rbp": "rank-biased precision",
-    "esl": "expected search length",
-}
-BINARY_FAMILIES = ("ap", "rr", "p", "rbp", "esl")
 LEGEND_WIDTH = 110
 
 
@@ -79,12 +62,7 @@ class Command(BaseCommand):
                     raise CommandError(str(error)) from None
             self._write_table(title, scores.select_related("run"), measures, with_legend=number == 0)
         self.stdout.write("")
-        self._write_wrapped(
-            "The difference: the graded qrels treat every passage of a grade as equally good, so any grade-4 "
-            f"passage at rank 1 is perfect; the {kind} qrels also require the passages the campaign's judges "
-            "preferred, in their order, so a run that misses them scores lower in the first table only "
-            "(Assessing top-k preferences, section 6)."
-        )
+        self._write_wrapped(qrels_difference(kind))
 
     def _write_table(self, title: str, scores, measures: list[str], *, with_legend: bool) -> None:
         table: dict[str, dict[str, float]] = {}
@@ -120,10 +98,6 @@ def _legend(measures: list[str], topic_counts: set[int]) -> str:
         for family, name in dict(zip(families, measures, strict=True)).items()
         if family in FAMILY_MEANING
     ]
-    binary = [family for family in dict.fromkeys(families) if family in BINARY_FAMILIES]
-    note = (
-        f"; {' and '.join(binary)} count a value of {DEFAULT_THRESHOLD:g} or more as relevant"
-        if binary
-        else ""
-    )
+    note = relevance_note(families, DEFAULT_THRESHOLD)
+    note = f"; {note}" if note else ""
     return f"Columns: each run's mean over {topics}, best first; {'; '.join(meanings)}{note}."
