@@ -333,18 +333,26 @@ def _resolve(schema: dict, node: dict) -> dict:
     return node
 
 
-def _schema_fields(schema: dict, node: dict) -> str:
+def _schema_fields(schema: dict, node: dict, depth: int = 0) -> str:
+    """The JSON fields of a schema node, nested objects with their own fields (three levels at most)."""
     node = _resolve(schema, node)
+    for combined in ("allOf", "oneOf", "anyOf"):
+        if node.get(combined) and not node.get("properties"):
+            node = _resolve(schema, node[combined][0])
     if node.get("type") == "array":
-        return "a list of " + _schema_fields(schema, node.get("items", {}))
+        return "a list of " + _schema_fields(schema, node.get("items", {}), depth)
     properties = node.get("properties", {})
     if "results" in properties and "count" in properties:  # a page of a list
         return "a page (`count`, `next`, `previous`, `results`) of " + _schema_fields(
-            schema, properties["results"].get("items", {})
+            schema, properties["results"].get("items", {}), depth
         )
-    if not properties:
+    if not properties or depth > 2:
         return ""
-    return "{" + ", ".join(f"`{name}`" for name in properties) + "}"
+    fields = []
+    for name, value in properties.items():
+        inner = _schema_fields(schema, value, depth + 1)
+        fields.append(f"`{name}`" + (f" {inner}" if inner.startswith("{") else ""))
+    return "{" + ", ".join(fields) + "}"
 
 
 DATE = re.compile(r"\b(20\d\d-\d\d-\d\d)\b")
