@@ -13,6 +13,8 @@ from tests.conftest import REPO_DIR
 
 pytestmark = [
     pytest.mark.slow,
+    # two releases' migrations, the demo and a dump and restore: minutes on a loaded 2-core machine
+    pytest.mark.timeout(900),
     pytest.mark.skipif(connection.vendor != "postgresql", reason="pg_dump and pg_restore need PostgreSQL"),
 ]
 
@@ -34,7 +36,7 @@ def test_a_dump_of_running_campaigns_restores_and_upgrades_with_nothing_lost():
         env={**os.environ, "BACKUP_UPGRADE_DB_PREFIX": prefix},
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=840,
     )
     if done.returncode == 3:  # the script's own code for it
         pytest.skip("the previous release's commit is not in this clone (a shallow clone)")
