@@ -141,6 +141,7 @@ def test_a_quoted_output_that_differs_from_its_command_is_found_and_rewritten():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # every runnable block of the README and the docs: minutes on a loaded machine
 def test_every_quoted_output_and_figure_is_what_the_commands_print_now():
     # `make readme` regenerates them; this fails when one went stale (about two minutes on the CAsT data).
     figures = _readme_figures()
