@@ -42,6 +42,10 @@ def django_setup() -> None:
     API schema, never a database."""
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
+    from django.conf import settings
+
+    if settings.configured:  # inside a Django process already (the tests): use its settings
+        return
     os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
     os.environ["DJANGO_ENV"] = "development"
     import django
