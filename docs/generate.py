@@ -57,6 +57,11 @@ def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def _plain(text: str) -> str:
+    """Help text of a parser as Markdown shows it verbatim: `2*wins` is no emphasis, `<key>` no HTML tag."""
+    return re.sub(r"([*\\`\[\]])", r"\\\1", text).replace("<", "&lt;")
+
+
 def _default(action: argparse.Action) -> str:
     if action.default is None or action.default is argparse.SUPPRESS or action.required or action.nargs == 0:
         return ""
@@ -79,10 +84,10 @@ def _arguments(parser: argparse.ArgumentParser, *, skip: Iterable[str] = ()) -> 
             name = ", ".join(f"`{option}{metavar}`" for option in action.option_strings)
         else:
             name = f"`{formatter._format_args(action, action.dest)}`"
-        meaning = formatter._expand_help(action) if action.help else ""
+        meaning = _plain(formatter._expand_help(action)) if action.help else ""
         if action.required and action.option_strings:
             meaning = "**required.** " + meaning
-        rows.append(f"| {_cell(name)} | {_cell(_default(action))} | {_cell(meaning)} |")
+        rows.append(f"| {_cell(name)} | {_cell(_plain(_default(action)))} | {_cell(meaning)} |")
     if not rows:
         return ["No arguments.", ""]
     return ["| argument | default | meaning |", "|---|---|---|", *rows, ""]
@@ -103,7 +108,7 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
 def _command_section(title: str, parser: argparse.ArgumentParser, level: int = 2) -> list[str]:
     lines = [f"{'#' * level} `{title}`", ""]
     if parser.description:
-        lines += [parser.description, ""]
+        lines += [_plain(parser.description), ""]
     lines += _usage(parser) + _arguments(parser, skip=["--traceback"])
     for name, sub in _subparsers(parser).items():
         lines += _command_section(f"{title} {name}", sub, level + 1)
@@ -148,7 +153,7 @@ def manage_pages() -> dict[str, str]:
             "",
         ]
         if command.help:
-            lines += [inspect.cleandoc(command.help), ""]
+            lines += [_plain(inspect.cleandoc(command.help)), ""]
         lines += _usage(parser) + _arguments(parser, skip=DJANGO_COMMON_OPTIONS)
         pages[f"reference/cli/manage-{name}.md"] = "\n".join(lines)
     return pages
@@ -175,13 +180,13 @@ def cli_index(toppref: dict[str, str], manage: dict[str, str]) -> str:
     ]
     for name, (_, help_text) in COMMANDS.items():
         if name != "manage":
-            lines.append(f"| [`toppref {name}`](toppref-{name}.md) | {_cell(help_text)} |")
+            lines.append(f"| [`toppref {name}`](toppref-{name}.md) | {_cell(_plain(help_text))} |")
     lines += ["", "## Management commands", "", "| command | what it does |", "|---|---|"]
     from django.core.management import load_command_class
 
     for name, app in management_commands().items():
         first = inspect.cleandoc(load_command_class(app, name).help or "").split("\n")[0]
-        lines.append(f"| [`toppref manage {name}`](manage-{name}.md) | {_cell(first)} |")
+        lines.append(f"| [`toppref manage {name}`](manage-{name}.md) | {_cell(_plain(first))} |")
     lines += [
         "",
         "Every management command also takes Django's common options: "
