@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install lock migrate demo demo-data serve test test-fast lint typecheck benchmark load figures readme clean
+.PHONY: install lock migrate demo demo-data serve test test-fast lint typecheck benchmark load figures readme docs docs-serve clean
 
 # Timing of the demo's stages: `$(START)` before a stage's commands, `$(call DONE,NAME)` after them, on one line.
 CLOCK = $(PYTHON) -c 'import time; print(time.time())'
@@ -93,7 +93,7 @@ demo:
 	@echo "  - score the 23 published TREC CAsT 2019 runs (173 questions) by compatibility and NDCG, no database:"
 	@echo "      $(VENV)/bin/toppref evaluate $(CAST)/qrels.preference.txt $(CAST)/runs/*.run -m compat@0.8 ndcg@3"
 	@[ -d "$(CAST)" ] || echo "    (no CAsT data at $(CAST): point CAST at its folder, e.g. make demo CAST=/path/to/cast2019)"
-	@echo "  - README.md, \"Reproducing the paper\", for every number of the paper with its command"
+	@echo "  - docs/how-to/reproduce-the-paper.md for every number of the paper with its command; make docs for the rest"
 	@awk -v s="$(DEMO_STARTED)" -v e="$$($(CLOCK))" 'BEGIN { printf "\nThe demo took %.1f s from start to serving.\n", e - s }'
 	@if [ "$(SERVE)" = 0 ]; then echo "SERVE=0: not serving. Start the site with: make serve"; else \
 	  echo "Serving toppref on http://$(HOST):$(PORT)/  (Ctrl-C to stop)"; \
@@ -137,10 +137,21 @@ benchmark: install
 	$(PY) benchmarks/dashboard.py --topics 40 --workers 100
 	$(PY) benchmarks/uploads.py
 
-# Every command output and figure the README quotes ("Reproducing the paper"), regenerated from the commands
-# (docs/readme_figures.py; tests/config/test_readme.py fails when one is stale).
+# Every command output and figure the README and the docs quote (blocks marked `<!-- run: NAME -->`, e.g.
+# docs/how-to/reproduce-the-paper.md), regenerated from the commands (docs/readme_figures.py;
+# tests/config/test_readme.py fails when one is stale).
 readme: install
 	$(PY) docs/readme_figures.py
+
+# The documentation site: docs/ is the source (mkdocs.yml), built offline into site/ with the reference pages
+# generated from the code (docs/hooks.py); --strict fails on a broken link or a missing page, as the test does.
+DOCS_PORT ?= 8001
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+	@echo "    the site is in site/: open site/index.html"
+
+docs-serve: install
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --strict --dev-addr $(HOST):$(DOCS_PORT)
 
 # The full stack under load (not in `make benchmark`: minutes, not seconds): gunicorn on PostgreSQL, a Celery
 # worker and beat on the script's own redis-server, N judges over HTTP. Needs PostgreSQL (DATABASE_URL's server,
@@ -156,4 +167,4 @@ figures: install
 	  -o docs/cast-scatter.png
 
 clean:
-	rm -rf $(VENV) db.sqlite3 db.sqlite3-* media staticfiles .pytest_cache
+	rm -rf $(VENV) db.sqlite3 db.sqlite3-* media staticfiles .pytest_cache site

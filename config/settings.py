@@ -1,74 +1,49 @@
-"""Settings, read from the environment (django-environ).
+"""Settings, read from the environment.
 
-Documented environment: ``DJANGO_ENV`` (``development``, ``production`` or ``test``), ``DJANGO_SECRET_KEY``,
-``DJANGO_ALLOWED_HOSTS``, ``DATABASE_URL`` and ``REDIS_URL``. With none of them set, toppref runs on a
+Every environment variable is declared once, with its default and meaning, in ``config/environment.py``
+(``VARIABLES``), which the documentation's reference page is generated from. With none set, toppref runs on a
 SQLite file in the project folder and executes Celery tasks in-process, so a newcomer needs nothing installed.
-The judging pages add ``TOPPREF_FRAME_ANCESTORS``, ``TOPPREF_MTURK_SUBMIT_HOSTS``, ``TOPPREF_HIT_TOKEN_MAX_AGE``
-and the login lockout's ``TOPPREF_LOGIN_FAILURE_LIMIT``, ``TOPPREF_LOGIN_COOLOFF_MINUTES``,
-``TOPPREF_LOGIN_ACCOUNT_FAILURE_LIMIT`` and ``TOPPREF_TRUSTED_PROXIES`` (block at the end); uploads are bounded by
-``TOPPREF_MAX_UPLOAD_MB``; the planner by ``TOPPREF_PLAN_MAX_SECONDS``; the sessions' Redis copy by
-``TOPPREF_SESSION_CACHE_SECONDS`` and ``TOPPREF_SESSION_CACHE_RETRY_SECONDS`` (docs/hardening.md). gunicorn's
-``TOPPREF_WEB_TIMEOUT_SECONDS`` and ``WEB_CONCURRENCY`` are read by config/gunicorn.py.
+The variables whose setting has their own name (``TOPPREF_*``) are set from that table below
+(``environment.settings()``); the others are read here into Django's settings.
 """
 
-import ipaddress
 from datetime import timedelta
-from decimal import Decimal
 from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from config import environment
+from config.environment import read
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
 
-
-def env_number(name: str, *, default: float, cast: type = int) -> float:
-    """A non-negative finite number from the environment, or ImproperlyConfigured naming the variable (never a
-    bare ValueError traceback, never NaN)."""
-    raw = env.str(name, default=None)
-    if raw is None:
-        return default
-    try:
-        value = cast(raw)
-    except ValueError:
-        value = None
-    if value is None or not 0 <= value < float("inf"):
-        kind = "a whole number" if cast is int else "a number"
-        raise ImproperlyConfigured(f"{name}={raw!r} is not {kind} from 0 up")
-    return value
-
-
-# Exactly these values: a mistyped one ("prod", "Production") must stop the start, never run with the
+# Exactly the table's choices: a mistyped one ("prod", "Production") must stop the start, never run with the
 # development settings (DEBUG and a published key) where production was meant.
-DJANGO_ENVIRONMENTS = ("development", "production", "test")
-DJANGO_ENV = env("DJANGO_ENV", default="development")
-if DJANGO_ENV not in DJANGO_ENVIRONMENTS:
-    raise ImproperlyConfigured(
-        f"DJANGO_ENV={DJANGO_ENV!r} is not a known environment; use one of {', '.join(DJANGO_ENVIRONMENTS)}"
-    )
+DJANGO_ENV = read("DJANGO_ENV")
+# Every TOPPREF_* setting named after its variable, typed and checked (a bad value stops the start).
+globals().update(environment.settings())
 IS_PRODUCTION = DJANGO_ENV == "production"
 DEVELOPMENT_SECRET_KEY = "django-insecure-toppref-development-key-never-use-in-production"
 
 if IS_PRODUCTION:
-    SECRET_KEY = env("DJANGO_SECRET_KEY", default="")
+    SECRET_KEY = read("DJANGO_SECRET_KEY")
     if not SECRET_KEY.strip() or SECRET_KEY == DEVELOPMENT_SECRET_KEY:
         raise ImproperlyConfigured(
             "DJANGO_ENV=production needs DJANGO_SECRET_KEY set to a secret of your own (there is no built-in"
             " key in production)"
         )
-    DEBUG = env.bool("DJANGO_DEBUG", default=False)
-    ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS")
+    DEBUG = read("DJANGO_DEBUG", default=False)
+    ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS")  # required: no default in production
 else:
-    SECRET_KEY = env("DJANGO_SECRET_KEY", default=DEVELOPMENT_SECRET_KEY)
+    SECRET_KEY = read("DJANGO_SECRET_KEY", default=DEVELOPMENT_SECRET_KEY)
     # "test" is the development settings without DEBUG (Django's test runner turns it off anyway).
-    DEBUG = env.bool("DJANGO_DEBUG", default=DJANGO_ENV == "development")
-    ALLOWED_HOSTS = env.list(
-        "DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]", "testserver"]
-    )
+    DEBUG = read("DJANGO_DEBUG", default=DJANGO_ENV == "development")
+    ALLOWED_HOSTS = read("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]", "testserver"])
 
-CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
+CSRF_TRUSTED_ORIGINS = read("DJANGO_CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -130,20 +105,17 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         {"transaction_mode": "IMMEDIATE", "timeout": 30, "init_command": "PRAGMA journal_mode=WAL;"}
     )
 else:
-    DATABASES["default"]["CONN_MAX_AGE"] = env_number("DATABASE_CONN_MAX_AGE", default=60)
+    DATABASES["default"]["CONN_MAX_AGE"] = read("DATABASE_CONN_MAX_AGE")
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     # Server-side parameter binding lets psycopg prepare a statement once per connection after it has run
     # DATABASE_PREPARE_THRESHOLD times: the campaign and answer paths run the same few dozen statements
     # thousands of times, and planning them afresh each time cost the server about a third of its work.
     # Django turns it off by default for transaction-pooling proxies (pgbouncer before 1.21), which lose a
     # connection's prepared statements between transactions: behind one, set DATABASE_PREPARE_THRESHOLD=off.
-    _prepare_threshold = env.str("DATABASE_PREPARE_THRESHOLD", default="2")
-    if _prepare_threshold.lower() != "off":
+    _prepare_threshold = read("DATABASE_PREPARE_THRESHOLD")
+    if _prepare_threshold != "off":
         DATABASES["default"].setdefault("OPTIONS", {}).update(
-            {
-                "server_side_binding": True,
-                "prepare_threshold": int(env_number("DATABASE_PREPARE_THRESHOLD", default=2)),
-            }
+            {"server_side_binding": True, "prepare_threshold": _prepare_threshold}
         )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -173,7 +145,7 @@ STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 MEDIA_URL = "media/"
-MEDIA_ROOT = Path(env("TOPPREF_MEDIA_ROOT", default=str(BASE_DIR / "media")))
+MEDIA_ROOT = Path(read("TOPPREF_MEDIA_ROOT", default=str(BASE_DIR / "media")))
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -189,7 +161,6 @@ STORAGES = {
 # request says so up front and with a 400 naming the limit when a chunked body passes it (config/uploads.py);
 # files over FILE_UPLOAD_MAX_MEMORY_SIZE are streamed to a temporary file, never held in memory. Form and JSON
 # bodies keep Django's 2.5 MB ceiling (DATA_UPLOAD_MAX_MEMORY_SIZE).
-TOPPREF_MAX_UPLOAD_MB = env_number("TOPPREF_MAX_UPLOAD_MB", default=512.0, cast=float)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 FILE_UPLOAD_HANDLERS = [
@@ -248,7 +219,7 @@ SPECTACULAR_SETTINGS = {
 }
 
 # Celery: a real worker with Redis when REDIS_URL is set, otherwise tasks run in-process (eager).
-REDIS_URL = env("REDIS_URL", default="")
+REDIS_URL = read("REDIS_URL")
 CELERY_BROKER_URL = REDIS_URL or "memory://localhost/"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
@@ -292,12 +263,8 @@ if REDIS_URL:
     }
     SESSION_ENGINE = "config.sessions"
     SESSION_CACHE_ALIAS = "sessions"
-# A session's copy in Redis lives at most this long (a logout made while Redis was down cannot outlive it
-# there); after a Redis failure the sessions leave it alone for the retry interval (config/sessions.py).
-TOPPREF_SESSION_CACHE_SECONDS = env_number("TOPPREF_SESSION_CACHE_SECONDS", default=300.0, cast=float)
-TOPPREF_SESSION_CACHE_RETRY_SECONDS = env_number(
-    "TOPPREF_SESSION_CACHE_RETRY_SECONDS", default=10.0, cast=float
-)
+# TOPPREF_SESSION_CACHE_SECONDS and TOPPREF_SESSION_CACHE_RETRY_SECONDS (config/environment.py): how long a
+# session's copy lives in Redis, and how long the sessions leave Redis alone after it failed (config/sessions.py).
 CELERY_ACCEPT_CONTENT = ["json"]
 # Every Django process (web, worker, manage.py, tests) creates the Celery app here, so tasks queued by services
 # use its broker; config/__init__.py no longer imports it, to keep the file-only `toppref` commands light.
@@ -316,33 +283,27 @@ CELERY_BEAT_SCHEDULE = {
     # Finished campaigns get their runs scored by the metrics app's own sweep (judging never names it).
     "campaign-scores-sweep": {"task": "metrics.tasks.campaign_scores_sweep_task", "schedule": 60.0},
 }
-# A local judge's assignment with no answer for this long is released by the sweep (its HIT goes to the next
-# judge; the answers given are kept, uncounted); 0 turns it off. Crowd platforms keep their own clocks.
-TOPPREF_IDLE_RELEASE_SECONDS = env_number("TOPPREF_IDLE_RELEASE_SECONDS", default=600.0, cast=float)
-# The planner's time bound for one web request (POST /api/plan/), seconds: a plan not done by then is refused
-# with the bound named. It must stay well below gunicorn's timeout (TOPPREF_WEB_TIMEOUT_SECONDS,
-# config/gunicorn.py), which stops a web worker that runs longer.
-TOPPREF_PLAN_MAX_SECONDS = env_number("TOPPREF_PLAN_MAX_SECONDS", default=5.0, cast=float)
-# Without Redis there is no beat: the web process runs the same sweep on a request at most every this many
-# seconds (judging.middleware.SweepMiddleware); 0 turns it off. With Redis, beat does it (default 0).
-TOPPREF_SWEEP_SECONDS = env_number("TOPPREF_SWEEP_SECONDS", default=0.0 if REDIS_URL else 60.0, cast=float)
+# TOPPREF_IDLE_RELEASE_SECONDS: a local judge's assignment with no answer for this long is released by the
+# sweep (its HIT goes to the next judge; the answers given are kept, uncounted). Crowd platforms keep their own
+# clocks. TOPPREF_SWEEP_SECONDS: without Redis there is no beat, so the web process runs the same sweep on a
+# request at most that often (judging.middleware.SweepMiddleware). Both are set from config/environment.py.
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": env("DJANGO_LOG_LEVEL", default="INFO")},
+    "root": {"handlers": ["console"], "level": read("DJANGO_LOG_LEVEL")},
     # django-axes logs every login attempt at INFO; failures and lockouts are WARNING.
     "loggers": {"django.db.backends": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
 }
 
 if IS_PRODUCTION:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-    SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=True)
+    SECURE_SSL_REDIRECT = read("DJANGO_SECURE_SSL_REDIRECT")
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
-    SECURE_HSTS_SECONDS = env_number("DJANGO_SECURE_HSTS_SECONDS", default=31536000)
+    SECURE_HSTS_SECONDS = read("DJANGO_SECURE_HSTS_SECONDS")
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
     SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -380,45 +341,15 @@ X_FRAME_OPTIONS = "DENY"
 # CIDRs, comma-separated) the rightmost untrusted hop of X-Forwarded-For (config/auth.py). A slower
 # per-account limit refuses addresses that never signed in to an account once it has had
 # TOPPREF_LOGIN_ACCOUNT_FAILURE_LIMIT failures within the cool-off time (0 turns it off).
-AXES_FAILURE_LIMIT = env.int("TOPPREF_LOGIN_FAILURE_LIMIT", default=5)
-AXES_COOLOFF_TIME = timedelta(minutes=env.int("TOPPREF_LOGIN_COOLOFF_MINUTES", default=15))
+AXES_FAILURE_LIMIT = read("TOPPREF_LOGIN_FAILURE_LIMIT")
+AXES_COOLOFF_TIME = timedelta(minutes=read("TOPPREF_LOGIN_COOLOFF_MINUTES"))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_CLIENT_IP_CALLABLE = "config.auth.client_ip_address"
-TOPPREF_TRUSTED_PROXIES = [p.strip() for p in env.list("TOPPREF_TRUSTED_PROXIES", default=[]) if p.strip()]
-for _proxy in TOPPREF_TRUSTED_PROXIES:  # a typo must stop the start, not silently trust no one
-    try:
-        ipaddress.ip_network(_proxy, strict=False)
-    except ValueError:
-        raise ImproperlyConfigured(
-            f"TOPPREF_TRUSTED_PROXIES: {_proxy!r} is not an address or a network (CIDR)"
-        ) from None
-TOPPREF_LOGIN_ACCOUNT_FAILURE_LIMIT = env.int("TOPPREF_LOGIN_ACCOUNT_FAILURE_LIMIT", default=50)
+# TOPPREF_TRUSTED_PROXIES (a typo stops the start) and TOPPREF_LOGIN_ACCOUNT_FAILURE_LIMIT: from the table.
 AXES_LOCKOUT_CALLABLE = "judging.views.accounts.lockout"
 AXES_RESET_ON_SUCCESS = True
 AXES_VERBOSE = False
-# Extra origins allowed to frame the external HIT pages besides MTurk's worker sites (space-separated).
-TOPPREF_FRAME_ANCESTORS = env.str("TOPPREF_FRAME_ANCESTORS", default="").split()
-# Extra origins an MTurk HIT page may submit to besides MTurk's production and sandbox (space-separated).
-TOPPREF_MTURK_SUBMIT_HOSTS = env.str("TOPPREF_MTURK_SUBMIT_HOSTS", default="").split()
-# How long the signed token of an external HIT page stays valid (seconds); past it the page says so.
-TOPPREF_HIT_TOKEN_MAX_AGE = env.int("TOPPREF_HIT_TOKEN_MAX_AGE", default=4 * 3600)
-# Crowd providers (judging.crowd). Credentials are read from the environment at publish time only:
+# The external HIT pages (TOPPREF_FRAME_ANCESTORS, TOPPREF_MTURK_SUBMIT_HOSTS, TOPPREF_HIT_TOKEN_MAX_AGE) and the
+# crowd providers (TOPPREF_PUBLIC_URL, TOPPREF_MTURK_*, TOPPREF_PROLIFIC_*, TOPPREF_CROWD_TIMEOUT_SECONDS) are set
+# from config/environment.py. Credentials are read from the environment at publish time only:
 # AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) for MTurk, PROLIFIC_API_TOKEN for Prolific.
-# TOPPREF_PUBLIC_URL is where workers reach this site (the external HIT pages): https outside DEBUG.
-TOPPREF_PUBLIC_URL = env("TOPPREF_PUBLIC_URL", default="http://127.0.0.1:8000")
-TOPPREF_MTURK_ENV = env("TOPPREF_MTURK_ENV", default="sandbox")
-TOPPREF_MTURK_ENDPOINT_URL = env("TOPPREF_MTURK_ENDPOINT_URL", default="")
-TOPPREF_MTURK_FRAME_HEIGHT = env.int("TOPPREF_MTURK_FRAME_HEIGHT", default=800)
-# Attempts per call (botocore's adaptive retry mode); what still fails is retried later by the Celery task.
-TOPPREF_MTURK_MAX_ATTEMPTS = env.int("TOPPREF_MTURK_MAX_ATTEMPTS", default=8)
-# MTurk's commission: 20% of rewards and bonuses, 20% more on HITs with 10 or more assignments.
-TOPPREF_MTURK_FEE_RATE = Decimal(env("TOPPREF_MTURK_FEE_RATE", default="0.20"))
-TOPPREF_MTURK_TEN_PLUS_FEE_RATE = Decimal(env("TOPPREF_MTURK_TEN_PLUS_FEE_RATE", default="0.20"))
-TOPPREF_PROLIFIC_API_URL = env("TOPPREF_PROLIFIC_API_URL", default="https://api.prolific.com/api/v1/")
-TOPPREF_PROLIFIC_WORKSPACE_ID = env("TOPPREF_PROLIFIC_WORKSPACE_ID", default="")
-# The project new studies are created in (it must belong to the workspace above); unset, the workspace's
-# only project is used, and a workspace with several is a configuration error naming them.
-TOPPREF_PROLIFIC_PROJECT_ID = env("TOPPREF_PROLIFIC_PROJECT_ID", default="")
-# Prolific's service fee (42.8% corporate; 33.3% academic and non-profit): see docs/decisions.md.
-TOPPREF_PROLIFIC_FEE_RATE = Decimal(env("TOPPREF_PROLIFIC_FEE_RATE", default="0.428"))
-TOPPREF_CROWD_TIMEOUT_SECONDS = env.float("TOPPREF_CROWD_TIMEOUT_SECONDS", default=30.0)

@@ -1,15 +1,18 @@
-"""Regenerate every command output the README quotes, so its figures cannot go stale.
+"""Regenerate every command output the README and the docs quote, so their figures cannot go stale.
 
-    .venv/bin/python docs/readme_figures.py          # rewrite README.md's generated regions (`make readme`)
+    .venv/bin/python docs/readme_figures.py          # rewrite the generated regions (`make readme`)
     .venv/bin/python docs/readme_figures.py --check  # exit 1, naming each region, when one differs
 
-A region is the text between ``<!-- readme: NAME -->`` and ``<!-- /readme -->``. In a region that holds a code
+The files are README.md and every page under docs/. A region (a block marked runnable) is the text between
+``<!-- run: NAME -->`` and ``<!-- /run -->``. In a region that holds a code
 block, every ``$ command`` line (with its ``\\`` continuations) is run in bash from the repository root, with
 ``.venv/bin`` first on PATH and ``CAST`` set to the CAsT 2019 data, and the lines after it (up to the next
 command or the end of the block) are replaced by what it prints now (stdout, then stderr); ``keys=a,b;c,d``
-after the name quotes only those keys of the JSON each command prints on stdout (floats rounded: 2 decimals from 1 up, 4 below). A region
+after the name quotes only those keys of the JSON each command prints on stdout (floats rounded: 2 decimals from 1 up, 4 below);
+``env=NAME=value,...`` runs the block's commands with those variables (what the page has its reader export). A region
 without a code block is produced by the function of the same name below (tables and sentences that quote
 figures). tests/config/test_readme.py runs ``--check`` (marked slow: about two minutes on the CAsT data).
+Every other ``toppref`` command in a code block of these files is checked against the parsers by that test.
 """
 
 from __future__ import annotations
@@ -25,12 +28,20 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
+
+
+def documents() -> list[Path]:
+    """The files whose runnable blocks are regenerated: the README and the docs' pages."""
+    return [README, *sorted((REPO / "docs").rglob("*.md"))]
+
+
 CAST = Path(os.environ.get("CAST", REPO.parent / "shared" / "data" / "cast2019"))
-REGION = re.compile(r"<!-- readme: (?P<name>[\w-]+)(?P<args>[^>]*?) -->\n(?P<body>.*?)<!-- /readme -->", re.S)
+REGION = re.compile(r"<!-- run: (?P<name>[\w-]+)(?P<args>[^>]*?) -->\n(?P<body>.*?)<!-- /run -->", re.S)
 
 
-def run(command: str, *, stderr: bool = False) -> str:
+def run(command: str, *, stderr: bool = False, extra_env: dict[str, str] | None = None) -> str:
     env = dict(os.environ, CAST=str(CAST), PATH=f"{REPO / '.venv' / 'bin'}:{os.environ.get('PATH', '')}")
+    env.update(extra_env or {})
     (REPO / "scratch").mkdir(exist_ok=True)
     done = subprocess.run(
         ["bash", "-c", command], cwd=REPO, env=env, capture_output=True, text=True, timeout=600, check=False
@@ -60,6 +71,12 @@ def quoted_keys(output: str, keys: list[str], per_line: int = 5) -> list[str]:
 def code_region(body: str, args: str) -> str:
     found = re.search(r"keys=([\w,@.;]+)", args)
     keys = found.group(1).split(";") if found else []  # one list per command, in order
+    # env=NAME=value,NAME=value: the environment the page tells its reader to export before the block
+    extra_env = (
+        dict(item.split("=", 1) for item in re.findall(r"env=(\S+)", args)[0].split(","))
+        if "env=" in args
+        else {}
+    )
     lines = body.split("\n")
     assert lines[0].startswith("```") and lines[-1] == "```", "a readme region holds one code block"
     out = [lines[0]]
@@ -76,7 +93,7 @@ def code_region(body: str, args: str) -> str:
         i += 1
         out.extend(command)
         quoted = keys.pop(0).split(",") if keys else None
-        printed = run("\n".join(command)[2:], stderr=quoted is None)
+        printed = run("\n".join(command)[2:], stderr=quoted is None, extra_env=extra_env)
         if quoted:
             out.extend(quoted_keys(printed, quoted))
         elif printed.strip():
@@ -195,7 +212,7 @@ def regenerate(text: str) -> tuple[str, list[str]]:
             new = code_region(body.rstrip("\n"), args) + "\n"
         if new != body:
             changed.append(name)
-        return f"<!-- readme: {name}{args} -->\n{new}<!-- /readme -->"
+        return f"<!-- run: {name}{args} -->\n{new}<!-- /run -->"
 
     return REGION.sub(replace, text), changed
 
@@ -204,15 +221,21 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 when a region differs")
     args = parser.parse_args()
-    text = README.read_text()
-    new, changed = regenerate(text)
-    if args.check:
-        for name in changed:
-            print(f"README.md: region {name!r} differs from what its commands print now (run `make readme`)")
-        return 1 if changed else 0
-    README.write_text(new)
-    print(f"README.md: {len(changed)} region(s) rewritten: {', '.join(changed) or 'none'}")
-    return 0
+    stale = 0
+    for path in documents():
+        text = path.read_text()
+        new, changed = regenerate(text)
+        name = path.relative_to(REPO)
+        stale += len(changed)
+        if args.check:
+            for region in changed:
+                print(
+                    f"{name}: region {region!r} differs from what its commands print now (run `make readme`)"
+                )
+        elif changed:
+            path.write_text(new)
+            print(f"{name}: {len(changed)} region(s) rewritten: {', '.join(changed)}")
+    return 1 if args.check and stale else 0
 
 
 if __name__ == "__main__":

@@ -75,6 +75,7 @@ class PreferenceMeasure:
     description: str
     test: str
     compute: PreferenceCompute
+    function: Callable[..., object] | None = None  # what computes it; its docstring is the reference
 
 
 PREFERENCE_MEASURES: dict[str, PreferenceMeasure] = {
@@ -87,6 +88,7 @@ PREFERENCE_MEASURES: dict[str, PreferenceMeasure] = {
             lambda alignments, threshold: lexiprecision_per_topic(
                 alignments, magnitude="sgn", threshold=threshold
             ),
+            lexiprecision_per_topic,
         ),
         PreferenceMeasure(
             "rrlp",
@@ -95,30 +97,35 @@ PREFERENCE_MEASURES: dict[str, PreferenceMeasure] = {
             lambda alignments, threshold: lexiprecision_per_topic(
                 alignments, magnitude="rr", threshold=threshold
             ),
+            lexiprecision_per_topic,
         ),
         PreferenceMeasure(
             "rpp",
             "graded recall-paired preference, uniform p(i) (Diaz and Ferraro 2022 Eq. 5); t-test",
             "t",
             lambda alignments, _: rpp_per_topic(alignments, weighting="uniform"),
+            rpp_per_topic,
         ),
         PreferenceMeasure(
             "dcgrpp",
             "graded RPP, p(i) proportional to 1/log2(i+1); t-test",
             "t",
             lambda alignments, _: rpp_per_topic(alignments, weighting="dcg"),
+            rpp_per_topic,
         ),
         PreferenceMeasure(
             "invrpp",
             "graded RPP, p(i) proportional to 1/i; t-test",
             "t",
             lambda alignments, _: rpp_per_topic(alignments, weighting="inverse"),
+            rpp_per_topic,
         ),
         PreferenceMeasure(
             "rpp_binary",
             "binary RPP, every positive value relevant (Diaz and Ferraro 2022 Eq. 4); t-test",
             "t",
             lambda alignments, _: rpp_per_topic(alignments, weighting="uniform", is_graded=False),
+            rpp_per_topic,
         ),
     )
 }

@@ -91,6 +91,9 @@ class MeasureFamily:
     requires_relevant: bool = False
     higher_is_better: bool = True
     check: Callable[[float | int], str | None] = field(default=lambda value: None)
+    # The public function that computes it: its docstring (formula, paper, ties) is the measure's reference
+    # page (docs/generate.py).
+    function: Callable[..., object] | None = None
 
 
 @dataclass(frozen=True)
@@ -261,6 +264,7 @@ register_measure(
         name="compat",
         description="compatibility: NRBO against the maximum-similarity ideal ranking (reference compatibility.py)",
         compute=lambda a, p, o: compatibility(a, p=_float(p), depth=o.depth, normalize=o.normalize),
+        function=compatibility,
         parameter="float",
         default=DEFAULT_P,
         ordering=REFERENCE_ORDERING,
@@ -273,6 +277,7 @@ register_measure(
         name="ndcg",
         description="NDCG, linear gain = qrels value, log2(rank + 1) discount; @k cuts DCG and IDCG (trec_eval ndcg_cut.k)",
         compute=lambda a, k, o: trec.ndcg(a, None if k is None else int(k)),
+        function=trec.ndcg,
         parameter="int",
         is_parameter_optional=True,
         check=_positive,
@@ -283,6 +288,7 @@ register_measure(
         name="ap",
         description="average precision, binary relevance value >= threshold (trec_eval map)",
         compute=lambda a, _, o: trec.average_precision(a, o.threshold),
+        function=trec.average_precision,
     )
 )
 register_measure(
@@ -290,6 +296,7 @@ register_measure(
         name="rr",
         description="reciprocal rank of the first relevant item (trec_eval recip_rank)",
         compute=lambda a, _, o: trec.reciprocal_rank(a, o.threshold),
+        function=trec.reciprocal_rank,
     )
 )
 register_measure(
@@ -297,6 +304,7 @@ register_measure(
         name="p",
         description="precision at k (trec_eval P_k)",
         compute=lambda a, k, o: trec.precision(a, _int(k), o.threshold),
+        function=trec.precision,
         parameter="int",
         check=_positive,
     )
@@ -306,6 +314,7 @@ register_measure(
         name="rbp",
         description="rank-biased precision, binary, whole run (Moffat and Zobel); default p = 0.95 as in Rashidi et al.",
         compute=lambda a, p, o: trec.rbp(a, _float(p), o.threshold),
+        function=trec.rbp,
         parameter="float",
         default=0.95,
         check=_probability,
@@ -316,6 +325,7 @@ register_measure(
         name="rbp_residual",
         description="RBP residual: the room left by unjudged items and the run's end (report [rbp, rbp + residual])",
         compute=lambda a, p, o: trec.rbp_residual(a, _float(p)),
+        function=trec.rbp_residual,
         parameter="float",
         default=0.95,
         check=_probability,
@@ -327,6 +337,7 @@ register_measure(
         name="esl",
         description="expected search length (type 1): rank of the first relevant item; @N = corpus size for the worst case",
         compute=lambda a, n, o: trec.expected_search_length(a, _int(n), o.threshold),
+        function=trec.expected_search_length,
         parameter="int",
         default=1000,
         check=_positive,
@@ -344,6 +355,7 @@ def _preference_precision(
         name=name,
         description=f"{name} (Carterette et al. 2008): {rule}; @k cuts the run",
         compute=lambda a, k, o: per_topic(a, _int(k)),
+        function=per_topic,
         parameter="int",
         default=1000,
         check=_positive,

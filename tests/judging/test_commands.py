@@ -379,8 +379,8 @@ def test_the_readme_api_example_works_on_the_demo_database(settings, tmp_path):
     run("demo_run")
     run("runs_score", "demo-crowd")
     run("demo_superuser", "--password", "unused-in-this-test")
-    # When the README's example asks for the named user's token and the leaderboard
-    readme = (DEMO_DIR.parent / "README.md").read_text()
+    # When the demo tutorial's example asks for the named user's token and the leaderboard
+    readme = (DEMO_DIR.parent / "docs" / "tutorials" / "demo.md").read_text()
     username = re.search(r"TOKEN=\$\(toppref manage api_token (\w+)\)", readme).group(1)
     path = re.search(r"http://127\.0\.0\.1:8000(/api/\S+)", readme).group(1)
     token = run("api_token", username).strip()
