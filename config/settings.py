@@ -287,6 +287,9 @@ CELERY_ACCEPT_CONTENT = ["json"]
 from config import celery as _celery  # noqa: E402, F401
 
 CELERY_TIMEZONE = TIME_ZONE
+# A language model's questions wait on its server, not on the database: they have a queue of their own
+# (a worker with -Q llm), so a slow model never holds up round closing and HIT building.
+CELERY_TASK_ROUTES = {"judging.tasks.llm_judge_task": {"queue": "llm"}}
 # Run by `celery beat` (docker-compose's beat service): overdue assignments and HITs expire, and a sweep redoes
 # whatever a lost task left undone. Both are idempotent.
 CELERY_BEAT_SCHEDULE = {
@@ -401,3 +404,10 @@ TOPPREF_PROLIFIC_PROJECT_ID = env("TOPPREF_PROLIFIC_PROJECT_ID", default="")
 # Prolific's service fee (42.8% corporate; 33.3% academic and non-profit): see docs/decisions.md.
 TOPPREF_PROLIFIC_FEE_RATE = Decimal(env("TOPPREF_PROLIFIC_FEE_RATE", default="0.428"))
 TOPPREF_CROWD_TIMEOUT_SECONDS = env.float("TOPPREF_CROWD_TIMEOUT_SECONDS", default=30.0)
+# A language model as a judge (judging.crowd.llm): any server speaking the OpenAI Chat Completions protocol
+# (OpenAI, Azure, vLLM, Ollama, llama.cpp, TGI). The key is read when the model is asked, never at import.
+TOPPREF_LLM_BASE_URL = env("TOPPREF_LLM_BASE_URL", default="")
+TOPPREF_LLM_API_KEY = env("TOPPREF_LLM_API_KEY", default="")
+TOPPREF_LLM_TIMEOUT_SECONDS = env.float("TOPPREF_LLM_TIMEOUT_SECONDS", default=60.0)
+# The openai client's own attempts (backoff with jitter on 429, 5xx and timeouts) before the task retries.
+TOPPREF_LLM_MAX_RETRIES = env.int("TOPPREF_LLM_MAX_RETRIES", default=6)

@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from judging.models import Campaign
 from judging.selectors import campaign_progress
+from judging.selectors.llm import campaign_llm_usage
 
 
 class Command(BaseCommand):
@@ -21,8 +22,9 @@ class Command(BaseCommand):
         if campaign is None:
             raise CommandError(f"no campaign named {name!r}", returncode=2)
         progress = campaign_progress(campaign=campaign)
+        llm = campaign_llm_usage(campaign=campaign)
         if options["json"]:
-            self.stdout.write(json.dumps({"campaign": campaign.name} | progress.as_json()))
+            self.stdout.write(json.dumps({"campaign": campaign.name} | progress.as_json() | {"llm": llm}))
             return
         budget = "no budget" if progress.budget_usd is None else f"budget {progress.budget_usd} USD"
         hits = ", ".join(f"{n} {status}" for status, n in progress.hits.items())
@@ -39,6 +41,12 @@ class Command(BaseCommand):
             f"awaiting confirmation: {progress.hits_awaiting_confirmation} HIT(s) submitted, "
             f"{progress.judgments_unconfirmed} unconfirmed answer(s) (stored, not counted)",
         ]
+        if llm is not None:
+            lines.append(
+                f"model {llm['model']}: {llm['requests']} request(s), {llm['cached']} from the cache, "
+                f"{llm['tokens_in']} tokens in, {llm['tokens_out']} out, {llm['cost_usd']:.4f} USD; "
+                f"{llm['position_inconsistent']} position-inconsistent, {llm['failed']} failed"
+            )
         if progress.publish_note:
             lines.append(f"publishing stopped: {progress.publish_note}")
         self.stdout.write("\n".join(lines))
