@@ -183,9 +183,9 @@ def export_build_task(export_id: int) -> None:
 # -- A language model as a judge (judging.services.llm), on its own queue (``llm``): calls wait on the model's
 # server. Answers are stored as they arrive and never asked twice, so a retried or redelivered task, or one
 # whose worker died mid-call, asks only what has no answer. One run per campaign at a time (a lease in the
-# cache), so two runs never pay for the same question; a run does a few batches and queues the next.
+# cache), so two runs never pay for the same question; a run takes a few hundred HITs and queues the next.
 
-LLM_BATCHES_PER_TASK = 4
+LLM_HITS_PER_TASK = 200
 
 
 @shared_task(autoretry_for=_crowd_retryable(), **CROWD_TASK_OPTIONS)
@@ -201,7 +201,7 @@ def llm_judge_task(campaign_id: int) -> int:
     if campaign is None or not cache.add(lease, 1, timeout=TIME_LIMITS["time_limit"]):
         return 0
     try:
-        run = campaign_llm_judge(campaign=campaign, max_batches=LLM_BATCHES_PER_TASK)
+        run = campaign_llm_judge(campaign=campaign, max_hits=LLM_HITS_PER_TASK)
     except CampaignStateError:
         return 0  # paused, finished, or its model removed meanwhile
     finally:

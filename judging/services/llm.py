@@ -17,6 +17,7 @@ arrives and never bought twice, within the campaign's budget.
 from __future__ import annotations
 
 import logging
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ from judging.crowd.llm import (
 )
 from judging.models import (
     LLM_WORKER_PROVIDER,
+    Assignment,
     Campaign,
     Hit,
     HitSlot,
@@ -158,56 +160,222 @@ def campaign_llm_judge(
     campaign: Campaign,
     provider: LlmProvider | None = None,
     progress: Callable[[int, int], None] | None = None,
-    max_batches: int | None = None,
+    max_hits: int | None = None,
 ) -> LlmRun:
     """Let the campaign's model judge every open HIT it may take, until none is left (in the embedded default
-    the rounds its HITs complete close at once, so this goes on through the following rounds), the budget
-    stops it or it is excluded. ``progress(done, total)`` is told of each answered question. Raises
-    ``CampaignStateError`` for a campaign without a model or not running, ``CrowdConfigError`` without
-    ``TOPPREF_LLM_BASE_URL``, ``CrowdRequestError`` when the server refuses, ``CrowdTransientError`` when it
-    stays unreachable (the task retries; nothing answered is asked again)."""
+    the rounds its HITs complete close at once, and the HITs of the next rounds join the run as they are
+    built), the budget stops it, it is excluded, or it has taken ``max_hits`` HITs. ``progress(done,
+    total)`` is told of each answered question. Raises ``CampaignStateError`` for a campaign without a model
+    or not running, ``CrowdConfigError`` without ``TOPPREF_LLM_BASE_URL``, ``CrowdRequestError`` when the
+    server refuses, ``CrowdTransientError`` when it stays unreachable (the task retries; nothing answered is
+    asked again)."""
     campaign.refresh_from_db()
     if not campaign.has_llm:
         raise CampaignStateError(f"campaign {campaign.name!r} has no model (--llm-model)")
     if campaign.status != Campaign.Status.RUNNING:
         raise CampaignStateError(f"campaign {campaign.name!r} is {campaign.status}: only a running campaign")
     provider = provider or crowd.llm_provider_build(campaign.llm_model)
-    worker = llm_worker(campaign=campaign)
-    run, tracker, batches = LlmRun(), _Progress(progress), 0
-    while max_batches is None or batches < max_batches:
-        batches += 1
-        campaign.refresh_from_db(fields=["status", "budget_usd"])
-        if campaign.status != Campaign.Status.RUNNING:
-            break
-        if worker_is_excluded(worker=worker, campaign=campaign):
-            run.note = f"the model ({worker.external_id}) is excluded: it failed a challenge"
-            break
-        hits = list(hits_open_for(campaign=campaign, worker=worker)[:HITS_PER_BATCH])
-        if not hits:
-            break
+    judging = _Judging(
+        campaign=campaign,
+        worker=llm_worker(campaign=campaign),
+        provider=provider,
+        tracker=_Progress(progress),
+        max_hits=max_hits,
+    )
+    with ThreadPoolExecutor(max_workers=max(1, campaign.llm_max_concurrency)) as pool:
+        judging.go(pool)
+    _campaign_note(campaign=campaign, note=judging.run.note)
+    return judging.run
+
+
+Key = tuple[int, int, int]  # a question: topic, the item shown first, the item shown second
+
+
+class _Judging:
+    """One run of a campaign's model. The questions of the open HITs it may take (at most ``HITS_PER_BATCH``
+    in hand) go to the pool as soon as they are known, so its threads never wait for this one; each answer is
+    stored as it comes back, and a HIT is submitted as soon as its last question has its answer, while the
+    pool goes on with the others (a submit's database work overlaps the model's latency). A submit may close
+    rounds and build the next HITs: they join the run at once. Questions are handed to the pool only while
+    their estimated cost fits the budget."""
+
+    def __init__(
+        self,
+        *,
+        campaign: Campaign,
+        worker: Worker,
+        provider: LlmProvider,
+        tracker: _Progress,
+        max_hits: int | None,
+    ) -> None:
+        self.campaign, self.worker, self.provider, self.tracker = campaign, worker, provider, tracker
+        self.max_hits = max_hits
+        self.run = LlmRun()
+        self.template = campaign_llm_template(campaign)
+        self.room = _budget_room(campaign)
+        self.reserved = Decimal("0")
+        self.seen: set[int] = set()
+        self.in_hand: dict[int, Hit] = {}
+        self.slots: dict[int, list[_Slot]] = {}
+        self.waiting: dict[int, set[Key]] = {}
+        self.hits_of: dict[Key, list[int]] = defaultdict(list)
+        self.answers: dict[Key, LlmAnswer] = {}
+        self.asking: set[Key] = set()
+        self.futures: dict[Future[Answer], Question] = {}
+        self.is_stopped = self.is_full = False
+        self.error: CrowdError | None = None
+
+    def go(self, pool: ThreadPoolExecutor) -> None:
+        self.pool = pool
+        self.refill()
+        while self.futures:
+            done, _ = wait(self.futures, return_when=FIRST_COMPLETED)
+            submitted = self.run.hits
+            for future in done:
+                question = self.futures.pop(future)
+                if future.cancelled():
+                    continue
+                try:
+                    answer = future.result()
+                except CrowdError as failure:
+                    self.error = self.error or failure
+                    self.stop()
+                    continue
+                stored = _answer_store(
+                    campaign=self.campaign,
+                    question=question,
+                    key=_key(self.campaign, self.template, question),
+                    template=self.template,
+                    answer=answer,
+                )
+                self.run.sent += answer.attempts
+                self.tracker.step()
+                self.answered(question.order_key, stored)
+            if self.run.hits != submitted:
+                self.refill()
+        if self.error is not None:
+            raise self.error
+
+    def stop(self) -> None:
+        self.is_stopped = True
+        for future in self.futures:
+            future.cancel()
+
+    def refill(self) -> None:
+        """Take in the open HITs not seen yet, while there is room in hand, budget, and the model may judge."""
+        while not (self.is_stopped or self.is_full):
+            room = HITS_PER_BATCH - len(self.in_hand)
+            if self.max_hits is not None:
+                room = min(room, self.max_hits - len(self.seen))
+            if room <= 0:
+                return
+            self.campaign.refresh_from_db(fields=["status"])
+            if self.campaign.status != Campaign.Status.RUNNING:
+                return
+            if worker_is_excluded(worker=self.worker, campaign=self.campaign):
+                self.excluded()
+                return
+            hits = list(
+                hits_open_for(campaign=self.campaign, worker=self.worker).exclude(pk__in=self.seen)[:room]
+            )
+            if not hits:
+                return
+            self.add(hits)
+
+    def add(self, hits: Sequence[Hit]) -> None:
         slots = _slots(hits)
-        questions = _questions(slots.values())
-        note = _answer(campaign=campaign, questions=questions, provider=provider, run=run, tracker=tracker)
-        submitted = 0
-        answered = _answered(campaign=campaign, questions=questions)
+        ready = []
         for hit in hits:
-            answers = _hit_answers(slots[hit.pk], answered)
-            if answers is None:
-                continue  # the budget left some of its questions unasked
-            try:
-                assignment = assignment_start(hit=hit, worker=worker)
-            except JudgingError:
-                continue  # taken, closed or past its lifetime meanwhile; an exclusion stops the next batch
-            assignment_submit(assignment=assignment, winners=answers[0], ties=answers[1])
-            submitted += 1
-        run.hits += submitted
-        if note:
-            run.note = note
-            break
-        if not submitted:
-            break
-    _campaign_note(campaign=campaign, note=run.note)
-    return run
+            self.seen.add(hit.pk)
+            self.in_hand[hit.pk] = hit
+            self.slots[hit.pk] = slots[hit.pk]
+            keys = {q for _, t, a, b, *_ in slots[hit.pk] for q in ((t, a, b), (t, b, a))}
+            self.waiting[hit.pk] = {key for key in keys if key not in self.answers}
+            for key in self.waiting[hit.pk]:
+                self.hits_of[key].append(hit.pk)
+            if not self.waiting[hit.pk]:
+                ready.append(hit.pk)
+        for hit_id in ready:
+            self.submit(hit_id)
+        questions = [
+            q
+            for q in _questions(slots.values())
+            if q.order_key not in self.answers and q.order_key not in self.asking
+        ]
+        asked = _answered(campaign=self.campaign, questions=questions)
+        pending = [q for q in questions if q.order_key not in asked]
+        self.tracker.grow(len(pending))
+        for key, answer in asked.items():
+            self.answered(key, answer)
+        keys = {q.order_key: _key(self.campaign, self.template, q) for q in pending}
+        cached = {a.key: a for a in LlmAnswer.objects.filter(key__in=list(keys.values()))}
+        stored = _requests_store_cached(
+            campaign=self.campaign,
+            answers=[(q, cached[keys[q.order_key]]) for q in pending if keys[q.order_key] in cached],
+        )
+        self.run.cached += len(stored)
+        for question, answer in stored:
+            self.tracker.step()
+            self.answered(question.order_key, answer)
+        to_send = [q for q in pending if keys[q.order_key] not in cached]
+        for position, question in enumerate(to_send):
+            if self.is_stopped:
+                return
+            estimate = _estimate_cost(self.campaign, self.template, question)
+            if self.room is not None and self.reserved + estimate > self.room:
+                self.run.note = (
+                    f"budget ${self.campaign.budget_usd:.2f} reached: {len(to_send) - position} question(s) "
+                    "of the model wait for more budget"
+                )
+                self.is_full = True
+                return
+            self.reserved += estimate
+            self.asking.add(question.order_key)
+            future = self.pool.submit(
+                self.provider.ask,
+                template=self.template,
+                question=question.question,
+                first=question.first,
+                second=question.second,
+            )
+            self.futures[future] = question
+
+    def answered(self, key: Key, answer: LlmAnswer) -> None:
+        self.answers[key] = answer
+        self.asking.discard(key)
+        for hit_id in self.hits_of.pop(key, ()):
+            self.waiting[hit_id].discard(key)
+            if not self.waiting[hit_id]:
+                self.submit(hit_id)
+
+    def submit(self, hit_id: int) -> None:
+        if self.is_stopped:
+            return
+        hit = self.in_hand.pop(hit_id)
+        status = _hit_submit(hit=hit, worker=self.worker, slots=self.slots.pop(hit_id), answered=self.answers)
+        self.run.hits += status is not None
+        if status == Assignment.Status.DISCARDED:
+            self.excluded()
+
+    def excluded(self) -> None:
+        """A failed challenge excluded the model: asking on would buy answers that cannot count."""
+        self.run.note = f"the model ({self.worker.external_id}) is excluded: it failed a challenge"
+        self.stop()
+
+
+def _hit_submit(
+    *, hit: Hit, worker: Worker, slots: Sequence[_Slot], answered: dict[tuple[int, int, int], LlmAnswer]
+) -> str | None:
+    """Take the HIT and submit the model's answers: the assignment's status after the count, None when the
+    HIT could not be taken (taken, closed or past its lifetime meanwhile, or the model excluded)."""
+    answers = _hit_answers(slots, answered)
+    if answers is None:
+        return None
+    try:
+        assignment = assignment_start(hit=hit, worker=worker)
+    except JudgingError:
+        return None
+    return assignment_submit(assignment=assignment, winners=answers[0], ties=answers[1]).status
 
 
 def campaign_llm_estimate(*, campaign: Campaign) -> LlmEstimate:
@@ -307,81 +475,6 @@ def _answered(*, campaign: Campaign, questions: Sequence[Question]) -> dict[tupl
     return {key: row.answer for row in rows if (key := (row.topic_id, row.first_id, row.second_id)) in wanted}
 
 
-def _answer(
-    *,
-    campaign: Campaign,
-    questions: Sequence[Question],
-    provider: LlmProvider,
-    run: LlmRun,
-    tracker: _Progress,
-) -> str:
-    """Store an answer for every question of ``questions`` that this campaign has none for: from the cache,
-    else from the model, at most ``llm_max_concurrency`` calls at a time, each stored as it comes back.
-    Returns why it stopped short (the budget), or "". The first error of a call (after the client's retries)
-    is raised once the calls under way are back and stored."""
-    template = campaign_llm_template(campaign)
-    asked = _answered(campaign=campaign, questions=questions)
-    pending = [q for q in questions if q.order_key not in asked]
-    tracker.grow(len(pending))
-    keys = {q.order_key: _key(campaign, template, q) for q in pending}
-    cached = {answer.key: answer for answer in LlmAnswer.objects.filter(key__in=list(keys.values()))}
-    to_send = []
-    for question in pending:
-        answer = cached.get(keys[question.order_key])
-        if answer is None:
-            to_send.append(question)
-            continue
-        _request_store(campaign=campaign, question=question, answer=answer, is_cached=True)
-        run.cached += 1
-        tracker.step()
-    room = _budget_room(campaign)
-    note, reserved, error = "", Decimal("0"), None
-    with ThreadPoolExecutor(max_workers=max(1, campaign.llm_max_concurrency)) as pool:
-        running: dict[Future[Answer], Question] = {}
-        queue = list(reversed(to_send))
-        while queue or running:
-            while queue and error is None and len(running) < max(1, campaign.llm_max_concurrency):
-                question = queue[-1]
-                estimate = _estimate_cost(campaign, template, question)
-                if room is not None and reserved + estimate > room:
-                    note = (
-                        f"budget ${campaign.budget_usd:.2f} reached: {len(queue)} question(s) of the model "
-                        "wait for more budget"
-                    )
-                    queue.clear()
-                    break
-                queue.pop()
-                reserved += estimate
-                future = pool.submit(
-                    provider.ask,
-                    template=template,
-                    question=question.question,
-                    first=question.first,
-                    second=question.second,
-                )
-                running[future] = question
-            if not running:
-                break
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
-                question = running.pop(future)
-                try:
-                    answer = future.result()
-                except CrowdError as failure:
-                    error = error or failure
-                    queue.clear()
-                    continue
-                stored = _answer_store(
-                    campaign=campaign, key=keys[question.order_key], template=template, answer=answer
-                )
-                _request_store(campaign=campaign, question=question, answer=stored, is_cached=False)
-                run.sent += answer.attempts
-                tracker.step()
-    if error is not None:
-        raise error
-    return note
-
-
 def _budget_room(campaign: Campaign) -> Decimal | None:
     """What the budget still allows (None: no budget); the spend is the one sum (``campaign_spend``)."""
     if campaign.budget_usd is None:
@@ -401,42 +494,57 @@ def _estimate_cost(campaign: Campaign, template: str, question: Question) -> Dec
 
 
 @transaction.atomic
-def _answer_store(*, campaign: Campaign, key: str, template: str, answer: Answer) -> LlmAnswer:
-    """The cache row of ``key``: this answer, or the one another process stored first."""
+def _answer_store(
+    *, campaign: Campaign, question: Question, key: str, template: str, answer: Answer
+) -> LlmAnswer:
+    """Store the model's answer in the cache (or read the one another process stored first) and record
+    that the campaign asked it, in one transaction: once committed, no run asks it again."""
     stored = LlmAnswer.objects.filter(key=key).first()
-    if stored is not None:
-        return stored
-    try:
-        with transaction.atomic():
-            return LlmAnswer.objects.create(
-                key=key,
-                endpoint=endpoint(),
-                model=campaign.llm_model,
-                prompt_hash=prompt_hash(template),
-                choice=answer.choice,
-                replies=list(answer.replies),
-                attempts=answer.attempts,
-                tokens_in=answer.tokens_in,
-                tokens_out=answer.tokens_out,
-            )
-    except IntegrityError:
-        return LlmAnswer.objects.get(key=key)
+    if stored is None:
+        try:
+            with transaction.atomic():
+                stored = LlmAnswer.objects.create(
+                    key=key,
+                    endpoint=endpoint(),
+                    model=campaign.llm_model,
+                    prompt_hash=prompt_hash(template),
+                    choice=answer.choice,
+                    replies=list(answer.replies),
+                    attempts=answer.attempts,
+                    tokens_in=answer.tokens_in,
+                    tokens_out=answer.tokens_out,
+                )
+        except IntegrityError:
+            stored = LlmAnswer.objects.get(key=key)
+    # Another process's answer stands in the cache; this campaign paid for its own call all the same.
+    LlmRequest.objects.bulk_create(
+        [_request(campaign, question, stored, is_cached=False)], ignore_conflicts=True
+    )
+    return stored
 
 
 @transaction.atomic
-def _request_store(*, campaign: Campaign, question: Question, answer: LlmAnswer, is_cached: bool) -> None:
-    """Record that the campaign's model answered ``question`` (once: a second record is ignored)."""
-    try:
-        with transaction.atomic():
-            LlmRequest.objects.get_or_create(
-                campaign=campaign,
-                topic_id=question.topic_id,
-                first_id=question.first_id,
-                second_id=question.second_id,
-                defaults={"answer": answer, "is_cached": is_cached},
-            )
-    except IntegrityError:
-        pass  # another process recorded it first: its record stands
+def _requests_store_cached(
+    *, campaign: Campaign, answers: Sequence[tuple[Question, LlmAnswer]]
+) -> Sequence[tuple[Question, LlmAnswer]]:
+    """Record the questions the cache answers for this campaign, free, in one statement (one recorded
+    already by another process keeps its record)."""
+    LlmRequest.objects.bulk_create(
+        [_request(campaign, question, answer, is_cached=True) for question, answer in answers],
+        ignore_conflicts=True,
+    )
+    return answers
+
+
+def _request(campaign: Campaign, question: Question, answer: LlmAnswer, *, is_cached: bool) -> LlmRequest:
+    return LlmRequest(
+        campaign=campaign,
+        topic_id=question.topic_id,
+        first_id=question.first_id,
+        second_id=question.second_id,
+        answer=answer,
+        is_cached=is_cached,
+    )
 
 
 def _hit_answers(

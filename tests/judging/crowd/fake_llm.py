@@ -50,6 +50,7 @@ class FakeLlm:
         self.timeouts = 0
         self.timeout_seconds = 3.0
         self.requests: list[dict] = []  # every request body that reached the model (faults included)
+        self.arrivals: list[float] = []  # time.monotonic() of each request's arrival
         self.answered = 0  # requests answered with a completion
         self.models: set[str] = set()
         self._lock = threading.Lock()
@@ -127,6 +128,7 @@ class FakeLlm:
                     return
                 with fake._lock:
                     fake.requests.append(body)
+                    fake.arrivals.append(time.monotonic())
                     fake.models.add(body.get("model", ""))
                 fault = fake._fault()
                 if fault == "throttle":

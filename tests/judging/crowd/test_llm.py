@@ -389,11 +389,16 @@ def test_the_model_fails_a_challenge_like_anyone_and_is_excluded_with_its_hit_di
 
     model = llm_worker(campaign=campaign)
     assert "excluded" in run.note
-    assert Hit.objects.get(pk=challenge.hit_id).status == Hit.Status.DISCARDED
+    # The first HIT it submitted with that challenge is discarded; it asks nothing more.
+    discarded = Hit.objects.get(campaign=campaign, status=Hit.Status.DISCARDED)
+    assert HitSlot.objects.filter(
+        hit=discarded, is_challenge=True, left=challenge.left, right=challenge.right
+    ).exists()
+    sent = len(fake.requests)
     row = next(row for row in campaign_worker_table(campaign=campaign) if row["worker_id"] == model.pk)
     assert row["is_excluded"] and row["hits_discarded"] == 1 and row["challenge_pass_rate"] < 1
     assert row["reliability"] is not None and row["reliability"] < 1
-    assert campaign_llm_judge(campaign=campaign).hits == 0
+    assert campaign_llm_judge(campaign=campaign).hits == 0 and len(fake.requests) == sent
 
 
 @pytest.mark.django_db
