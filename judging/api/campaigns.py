@@ -66,7 +66,6 @@ class CampaignSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = [
             "owner",
-            "provider",
             "status",
             "publish_note",
             "created_at",

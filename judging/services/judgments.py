@@ -618,7 +618,7 @@ def assignment_submit(
             slot.expected_winner_id,
             slot.pair_id,
             winners[position] if slot.stored_winner_id is None else slot.stored_winner_id,
-            ties.get(position, "") if slot.stored_winner_id is None else slot.stored_tie,
+            ties.get(position, "") if slot.stored_winner_id is None else (slot.stored_tie or ""),
         )
         for position, slot in slots.items()
     ]

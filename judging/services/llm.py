@@ -289,8 +289,8 @@ class _Judging:
             self.seen.add(hit.pk)
             self.in_hand[hit.pk] = hit
             self.slots[hit.pk] = slots[hit.pk]
-            keys = {q for _, t, a, b, *_ in slots[hit.pk] for q in ((t, a, b), (t, b, a))}
-            self.waiting[hit.pk] = {key for key in keys if key not in self.answers}
+            needed = {q for _, t, a, b, *_ in slots[hit.pk] for q in ((t, a, b), (t, b, a))}
+            self.waiting[hit.pk] = {key for key in needed if key not in self.answers}
             for key in self.waiting[hit.pk]:
                 self.hits_of[key].append(hit.pk)
             if not self.waiting[hit.pk]:

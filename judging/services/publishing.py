@@ -321,7 +321,7 @@ def _llm_publish(
     run = campaign_llm_judge(campaign=campaign, progress=progress)
     from judging.selectors.llm import campaign_llm_usage
 
-    usage = campaign_llm_usage(campaign=campaign) or {}
+    usage: dict[str, Any] = dict(campaign_llm_usage(campaign=campaign) or {})
     lines = [
         f"model {campaign.llm_model}: judged {run.hits} HIT(s): {run.sent} request(s), {run.cached} from the "
         f"cache; campaign total {usage.get('tokens_in', 0)} tokens in, {usage.get('tokens_out', 0)} out, "
