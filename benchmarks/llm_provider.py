@@ -103,18 +103,6 @@ def wide_collection(directory: Path) -> dict[tuple[str, str], float]:
     return values
 
 
-def demo_values() -> dict[tuple[str, str], float]:
-    """The demo's preference values by (question, passage text), read from its files."""
-    demo = REPO_DIR / "demo"
-    questions = dict(line.rstrip("\n").split("\t", 1) for line in open(demo / "topics.tsv") if line.strip())
-    texts = {row["id"]: row["text"] for row in map(json.loads, open(demo / "passages.jsonl"))}
-    values = {}
-    for line in open(demo / "qrels.preference.txt"):
-        topic, _, docid, value = line.split()
-        values[(questions[topic], texts[docid])] = float(value)
-    return values
-
-
 def run_row(concurrency: int, delay: float, collection: str) -> dict:
     sys.path.insert(0, str(REPO_DIR))
     import logging
@@ -129,19 +117,19 @@ def run_row(concurrency: int, delay: float, collection: str) -> dict:
 
     from judging.models import Campaign, Judgment
     from pools.services import demo_load
-    from tests.judging.crowd.fake_llm import FakeLlm
+    from tests.judging.crowd.fake_llm import FakeLlm, demo_oracle
 
     call_command("migrate", verbosity=0)
     if collection == "wide":
         directory = Path(tempfile.mkdtemp(prefix="toppref-bench-wide-"))
         values = wide_collection(directory)
-    else:
-        directory, values = REPO_DIR / "demo", demo_values()
-    demo_load(directory=directory)
 
-    def oracle(question: str, first: str, second: str) -> int:
-        a, b = values.get((question, first), 0.0), values.get((question, second), 0.0)
-        return 1 if (a, -len(first), first) > (b, -len(second), second) else 2
+        def oracle(question: str, first: str, second: str) -> int:
+            a, b = values.get((question, first), 0.0), values.get((question, second), 0.0)
+            return 1 if (a, -len(first), first) > (b, -len(second), second) else 2
+    else:
+        directory, oracle = REPO_DIR / "demo", demo_oracle(REPO_DIR / "demo")
+    demo_load(directory=directory)
 
     timings = {}
     with FakeLlm(oracle=oracle, delay=delay) as fake:

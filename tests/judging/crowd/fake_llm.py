@@ -181,3 +181,26 @@ def oracle_by_value(values: dict[str, float]) -> Callable[[str, str, str], int]:
         return 1 if rank(first) > rank(second) else 2
 
     return prefer
+
+
+def demo_oracle(demo_dir) -> Callable[[str, str, str], int]:
+    """The demo collection's preference values (``qrels.preference.txt``) as an oracle over (question,
+    passage text), read from its files: the stand-in sees texts only. Equal values: the shorter text."""
+    from pathlib import Path
+
+    demo = Path(demo_dir)
+    with open(demo / "topics.tsv", encoding="utf-8") as lines:
+        questions = dict(line.rstrip("\n").split("\t", 1) for line in lines if line.strip())
+    with open(demo / "passages.jsonl", encoding="utf-8") as lines:
+        texts = {row["id"]: row["text"] for row in map(json.loads, lines)}
+    values: dict[tuple[str, str], float] = {}
+    with open(demo / "qrels.preference.txt", encoding="utf-8") as lines:
+        for line in lines:
+            topic, _, docid, value = line.split()
+            values[(questions[topic], texts[docid])] = float(value)
+
+    def prefer(question: str, first: str, second: str) -> int:
+        a, b = values.get((question, first), 0.0), values.get((question, second), 0.0)
+        return 1 if (a, -len(first), first) > (b, -len(second), second) else 2
+
+    return prefer

@@ -15,28 +15,9 @@ from django.core.management import call_command
 
 from judging.models import Campaign, HitSlot, Judgment, LlmAnswer, LlmRequest
 from judging.selectors import campaign_preferences
-from pools.models import Item, Topic
 from pools.services import demo_load
-from pools.trec import read_qrels
 from tests.conftest import DEMO_DIR
-from tests.judging.crowd.fake_llm import FakeLlm
-
-
-def demo_oracle():
-    """The demo's preference values over passage texts, found by the question: the stand-in sees texts only."""
-    values = read_qrels(DEMO_DIR / "qrels.preference.txt")
-    by_text: dict[tuple[str, str], float] = {}
-    questions = dict(Topic.objects.filter(collection__name="demo").values_list("topic_id", "question"))
-    texts = dict(Item.objects.filter(collection__name="demo").values_list("docid", "text"))
-    for topic, docs in values.items():
-        for docid, value in docs.items():
-            by_text[(questions[topic], texts[docid])] = value
-
-    def prefer(question: str, first: str, second: str) -> int:
-        a, b = by_text.get((question, first), 0.0), by_text.get((question, second), 0.0)
-        return 1 if (a, -len(first), first) > (b, -len(second), second) else 2
-
-    return prefer
+from tests.judging.crowd.fake_llm import FakeLlm, demo_oracle
 
 
 def status(name: str) -> dict:
@@ -55,7 +36,7 @@ def test_the_demo_collection_judged_by_the_model_alone_then_again_for_nothing(se
         "Question:\n{question}\nPassage 1:\n{passage_1}\nPassage 2:\n{passage_2}\n",
         encoding="utf-8",
     )
-    with FakeLlm(oracle=demo_oracle()) as fake:
+    with FakeLlm(oracle=demo_oracle(DEMO_DIR)) as fake:
         settings.TOPPREF_LLM_BASE_URL = fake.url
         for name in ("by-model", "again"):
             call_command(
