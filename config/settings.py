@@ -316,7 +316,13 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env("DJANGO_LOG_LEVEL", default="INFO")},
     # django-axes logs every login attempt at INFO; failures and lockouts are WARNING.
-    "loggers": {"django.db.backends": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
+    # The openai client's HTTP layer logs every request to a model at INFO (its retries stay visible).
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        "axes": {"level": "WARNING"},
+        "httpx": {"level": "WARNING"},
+        "httpx2": {"level": "WARNING"},
+    },
 }
 
 if IS_PRODUCTION:

@@ -70,6 +70,14 @@ class PublishReport:
     def lines(self) -> list[str]:
         verb = "would publish" if self.is_dry_run else "published"
         numbers = _ranges(self.hit_numbers) or "none"
+        if self.provider == Campaign.Provider.LLM:
+            # The model alone publishes nothing: its own lines say what it was (or would be) asked.
+            budget = "none" if self.budget_usd is None else usd(self.budget_usd)
+            lines = [
+                f"campaign {self.campaign} (llm): spent before {usd(self.spent_before_usd)}, budget {budget}"
+            ]
+            lines.extend(self.llm_lines)
+            return [*lines, *(["dry run: nothing was asked"] if self.is_dry_run else [])]
         lines = [
             f"campaign {self.campaign} ({self.provider}): {verb} {len(self.hit_numbers)} HIT(s) [{numbers}], "
             f"{self.assignments_per_hit} assignment(s) each",
@@ -167,14 +175,16 @@ def campaign_publish(
     without a preference), or all of them once it is excluded."""
     campaign.refresh_from_db()
     if campaign.has_llm and campaign.is_crowd and campaign.status in PUBLISHABLE_STATES:
+        spent_before = campaign_spend_usd(campaign=campaign)
         llm_lines = _llm_publish(campaign=campaign, is_dry_run=is_dry_run, progress=llm_progress)
         campaign.refresh_from_db()
-        if not campaign.has_people:
+        # The model alone, or a model that finished the campaign itself: nothing left for people.
+        if not campaign.has_people or campaign.status not in PUBLISHABLE_STATES:
             return PublishReport(
                 campaign=campaign.name,
                 provider=campaign.provider,
                 is_dry_run=is_dry_run,
-                spent_before_usd=campaign_spend_usd(campaign=campaign),
+                spent_before_usd=spent_before,
                 budget_usd=campaign.budget_usd,
                 llm_lines=llm_lines,
             )

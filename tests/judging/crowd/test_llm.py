@@ -87,7 +87,12 @@ def collection(name: str = "llm-pool"):
 
 
 def running(*, name: str = "model", provider: str = "llm", pool=None, **options) -> Campaign:
-    options = {"llm_price_in_usd": PRICE_IN, "llm_price_out_usd": PRICE_OUT, **options}
+    options = {
+        "llm_price_in_usd": PRICE_IN,
+        "llm_price_out_usd": PRICE_OUT,
+        "llm_model": "stand-in-1",
+        **options,
+    }
     if provider == "llm":
         options.update(pay_per_hit_usd=Decimal("0"), fee_per_hit_usd=Decimal("0"))
     campaign = campaign_create(
@@ -96,7 +101,6 @@ def running(*, name: str = "model", provider: str = "llm", pool=None, **options)
         seed=3,
         preferences_per_hit=5,
         provider=provider,
-        llm_model="stand-in-1",
         **options,
     )
     campaign = campaign_start(campaign=campaign)
@@ -479,3 +483,38 @@ def test_campaign_create_refuses_a_model_campaign_it_cannot_run(tmp_path):
     with pytest.raises(CampaignConfigError, match="--llm-max-concurrency"):
         campaign_create(collection=pool, name="x", llm_model="m", llm_max_concurrency=0)
     assert not Campaign.objects.exists() and not Worker.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_campaign_publish_lets_the_model_judge_first_and_gives_people_only_what_it_left(fake):
+    fake.position_biased.add(frozenset((text_of("a"), text_of("b"))))
+    campaign = running(name="first-then-people", provider="local")
+    progress = []
+
+    report = campaign_publish(
+        campaign=campaign, llm_progress=lambda done, total: progress.append((done, total))
+    )
+
+    # The model judged every HIT; the one pair it left (a-b) went to a new HIT, published for people.
+    model = llm_worker(campaign=campaign)
+    assert progress[-1][0] == progress[-1][1] == len(fake.requests)
+    published = Hit.objects.filter(campaign=campaign, published_at__isnull=False)
+    assert (
+        report.hit_numbers == list(published.values_list("number", flat=True))
+        and len(report.hit_numbers) == 1
+    )
+    assert not published.filter(assignments__worker=model).exists()
+    assert set(
+        HitSlot.objects.filter(hit__in=published, is_challenge=False).values_list(
+            "left__docid", "right__docid"
+        )
+    ) <= {("a", "b"), ("b", "a")}
+    assert any(line.startswith("model stand-in-1: judged") for line in report.lines())
+
+    # Without a tie the model finishes the campaign itself, and publishing says so instead of failing (another
+    # model: the cache would give the first one's tie again).
+    fake.position_biased.clear()
+    other = running(name="model-finishes", provider="local", llm_model="stand-in-2")
+    report = campaign_publish(campaign=other)
+    other.refresh_from_db()
+    assert other.status == Campaign.Status.DONE and report.hit_numbers == []
