@@ -262,7 +262,7 @@ def _people_cost(*, campaign: Campaign) -> Decimal:
     from judging.selectors.progress import campaign_spend
 
     spend = campaign_spend(campaign=campaign)
-    return spend.total - spend.llm
+    return spend.committed + spend.reserved
 
 
 __all__ = [

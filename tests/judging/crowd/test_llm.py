@@ -173,11 +173,21 @@ def test_a_prompt_template_must_name_the_question_and_both_passages():
 
 
 def test_cohen_kappa_of_hand_checked_ratings():
-    # 4 items, agreement 3/4; each rater labels 1 half the time: p_e = 0.5, kappa = (0.75 - 0.5) / 0.5.
-    assert cohen_kappa([1, 1, 0, 0], [1, 0, 0, 0]) == pytest.approx((0.75 - 0.5) / 0.5 - 0.0, abs=0.26)
+    # 4 items, 3 alike; rater a says 1 half the time, b a quarter: p_e = 0.5 * 0.25 + 0.5 * 0.75 = 0.5.
+    assert cohen_kappa([1, 1, 0, 0], [1, 0, 0, 0]) == pytest.approx((0.75 - 0.5) / (1 - 0.5))
     assert cohen_kappa([1, 0, 1, 0], [1, 0, 1, 0]) == 1.0
     assert cohen_kappa([1, 0], [0, 1]) == -1.0
     assert cohen_kappa([], []) is None
+
+
+def test_model_and_people_agree_vote_by_vote_with_the_models_ties_apart():
+    from judging.selectors.llm import _agreement
+
+    # Pairs (low item, model's winner, tie, people's votes): the model prefers the low item on three pairs and
+    # ties on one; the people's four votes on the three agree three times (model all 1s, people 1, 0, 1, 1).
+    rows = [(1, 1, "", [1]), (3, 3, "", [4]), (5, 5, "", [5, 5]), (7, 7, "position_inconsistent", [8])]
+    row = _agreement(2, rows)
+    assert row == {"grade_gap": 2, "pairs": 4, "agreement": 0.75, "kappa": 0.0, "ties": 1}
 
 
 # -- the provider against the stand-in server
@@ -325,7 +335,9 @@ def test_a_position_inconsistent_pair_alone_counts_as_the_published_judge_counts
 
 
 @pytest.mark.django_db
-def test_a_hybrid_campaign_leaves_the_models_ties_and_failures_to_people_who_count_with_it(fake):
+def test_a_hybrid_campaign_leaves_the_models_ties_and_failures_to_people_who_count_with_it(
+    fake, client, django_user_model
+):
     fake.position_biased.add(frozenset((text_of("b"), text_of("c"))))
     fake.malformed.add(text_of("d"))
     campaign = running(name="hybrid", provider="local")
@@ -377,6 +389,14 @@ def test_a_hybrid_campaign_leaves_the_models_ties_and_failures_to_people_who_cou
     overall = kinds["agreement"][0]
     assert overall["grade_gap"] is None and overall["pairs"] == len(left_to_people) == overall["ties"]
     assert overall["agreement"] is None  # the people judged only what the model did not decide
+
+    # The campaign page shows the judges and their cost; the workers page the model beside the person.
+    client.force_login(django_user_model.objects.create_user("staff", password="pw", is_staff=True))
+    page = client.get("/dashboard/campaigns/hybrid/").content.decode()
+    assert 'id="judge-kinds"' in page and 'data-kind="model"' in page and 'data-kind="people"' in page
+    assert 'id="model-people-agreement"' in page
+    workers = client.get("/dashboard/campaigns/hybrid/workers/").content.decode()
+    assert model.external_id in workers and "person" in workers and "Reliability" in workers
 
 
 @pytest.mark.django_db
