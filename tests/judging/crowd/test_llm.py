@@ -538,3 +538,21 @@ def test_campaign_publish_lets_the_model_judge_first_and_gives_people_only_what_
     report = campaign_publish(campaign=other)
     other.refresh_from_db()
     assert other.status == Campaign.Status.DONE and report.hit_numbers == []
+
+
+@pytest.mark.django_db
+def test_the_task_judges_on_its_queue_once_per_campaign_at_a_time(fake, settings):
+    from django.core.cache import cache
+
+    from judging.tasks import llm_judge_task
+
+    assert settings.CELERY_TASK_ROUTES["judging.tasks.llm_judge_task"] == {"queue": "llm"}
+    campaign = running(name="queued")
+    hits = Hit.objects.filter(campaign=campaign, status=Hit.Status.OPEN).count()
+    cache.add(f"toppref:llm-judge:{campaign.pk}", 1)  # another run holds the campaign
+    assert llm_judge_task.apply(args=[campaign.pk]).get() == 0 and fake.requests == []
+    cache.delete(f"toppref:llm-judge:{campaign.pk}")
+
+    assert llm_judge_task.apply(args=[campaign.pk]).get() == hits
+    assert not Hit.objects.filter(campaign=campaign, status=Hit.Status.OPEN).exists()
+    assert llm_judge_task.apply(args=[10**9]).get() == 0  # a deleted campaign ends the task
