@@ -67,8 +67,8 @@ from judging.services.judgments import (
 
 logger = logging.getLogger(__name__)
 
-# HITs whose questions are asked together: enough to keep every concurrent call busy across HITs (a HIT of
-# 10 pairs and 3 challenges is 26 questions), few enough that a budget stop wastes little.
+# HITs a run holds in hand, their questions queued for the pool: enough to keep every concurrent call busy
+# across HITs (a HIT of 10 pairs and 3 challenges is 26 questions), few enough that a stop wastes little.
 HITS_PER_BATCH = 40
 
 
@@ -183,7 +183,12 @@ def campaign_llm_judge(
         max_hits=max_hits,
     )
     with ThreadPoolExecutor(max_workers=max(1, campaign.llm_max_concurrency)) as pool:
-        judging.go(pool)
+        try:
+            judging.go(pool)
+        except BaseException:
+            # An error, a Ctrl-C or a task's time limit: the pool must not go on buying the questions queued.
+            judging.stop()
+            raise
     _campaign_note(campaign=campaign, note=judging.run.note)
     return judging.run
 
