@@ -46,7 +46,7 @@ class Campaign(models.Model):
         LOCAL = "local", "local crowd (logged-in crowd users)"
         MTURK = "mturk", "Amazon Mechanical Turk"
         PROLIFIC = "prolific", "Prolific"
-        LLM = "llm", "a language model (OpenAI Chat Completions protocol)"
+        LLM = "llm", "language model"
 
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="campaigns")
     name = models.SlugField(max_length=100, unique=True)
@@ -569,7 +569,7 @@ class Export(models.Model):
         JUDGMENTS_RELEASE = "judgments_release", "judgment log for release (CSV, no worker ids)"
         WORKERS = "workers", "workers table (CSV)"
         LEADERBOARD = "leaderboard", "leaderboard (CSV)"
-        LLM_LOG = "llm_log", "language model log (CSV: prompt hash, order, raw reply, outcome, tokens)"
+        LLM_LOG = "llm_log", "model log (CSV)"
 
     class Status(models.TextChoices):
         PENDING = "pending"

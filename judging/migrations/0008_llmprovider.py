@@ -46,12 +46,12 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='campaign',
             name='provider',
-            field=models.CharField(choices=[('local', 'local crowd (logged-in crowd users)'), ('mturk', 'Amazon Mechanical Turk'), ('prolific', 'Prolific'), ('llm', 'a language model (OpenAI Chat Completions protocol)')], default='local', max_length=20),
+            field=models.CharField(choices=[('local', 'local crowd (logged-in crowd users)'), ('mturk', 'Amazon Mechanical Turk'), ('prolific', 'Prolific'), ('llm', 'language model')], default='local', max_length=20),
         ),
         migrations.AlterField(
             model_name='export',
             name='kind',
-            field=models.CharField(choices=[('combined', 'preference qrels (combined)'), ('top_k', 'preference qrels (top-k)'), ('best', 'preference qrels (best)'), ('judgments', 'judgment log (CSV)'), ('judgments_release', 'judgment log for release (CSV, no worker ids)'), ('workers', 'workers table (CSV)'), ('leaderboard', 'leaderboard (CSV)'), ('llm_log', 'language model log (CSV: prompt hash, order, raw reply, outcome, tokens)')], max_length=30),
+            field=models.CharField(choices=[('combined', 'preference qrels (combined)'), ('top_k', 'preference qrels (top-k)'), ('best', 'preference qrels (best)'), ('judgments', 'judgment log (CSV)'), ('judgments_release', 'judgment log for release (CSV, no worker ids)'), ('workers', 'workers table (CSV)'), ('leaderboard', 'leaderboard (CSV)'), ('llm_log', 'model log (CSV)')], max_length=30),
         ),
         migrations.CreateModel(
             name='LlmAnswer',
