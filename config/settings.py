@@ -271,6 +271,9 @@ CELERY_ACCEPT_CONTENT = ["json"]
 from config import celery as _celery  # noqa: E402, F401
 
 CELERY_TIMEZONE = TIME_ZONE
+# A language model's questions wait on its server, not on the database: they have a queue of their own
+# (a worker with -Q llm), so a slow model never holds up round closing and HIT building.
+CELERY_TASK_ROUTES = {"judging.tasks.llm_judge_task": {"queue": "llm"}}
 # Run by `celery beat` (docker-compose's beat service): overdue assignments and HITs expire, and a sweep redoes
 # whatever a lost task left undone. Both are idempotent.
 CELERY_BEAT_SCHEDULE = {
@@ -295,7 +298,13 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": read("DJANGO_LOG_LEVEL")},
     # django-axes logs every login attempt at INFO; failures and lockouts are WARNING.
-    "loggers": {"django.db.backends": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
+    # The openai client's HTTP layer logs every request to a model at INFO (its retries stay visible).
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        "axes": {"level": "WARNING"},
+        "httpx": {"level": "WARNING"},
+        "httpx2": {"level": "WARNING"},
+    },
 }
 
 if IS_PRODUCTION:
@@ -353,3 +362,5 @@ AXES_VERBOSE = False
 # crowd providers (TOPPREF_PUBLIC_URL, TOPPREF_MTURK_*, TOPPREF_PROLIFIC_*, TOPPREF_CROWD_TIMEOUT_SECONDS) are set
 # from config/environment.py. Credentials are read from the environment at publish time only:
 # AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) for MTurk, PROLIFIC_API_TOKEN for Prolific.
+# A language model as a judge (judging.crowd.llm): TOPPREF_LLM_BASE_URL, TOPPREF_LLM_API_KEY,
+# TOPPREF_LLM_TIMEOUT_SECONDS and TOPPREF_LLM_MAX_RETRIES, set from config/environment.py.

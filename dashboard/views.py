@@ -161,6 +161,11 @@ def campaign_detail(request, name: str):
         "export_form": ExportRequestForm(),
         "run_form": RunUploadForm(),
     }
+    if campaign.has_llm:
+        from judging.selectors.llm import campaign_judge_kinds, campaign_llm_usage
+
+        context["llm"] = campaign_llm_usage(campaign=campaign)
+        context["judge_kinds"] = campaign_judge_kinds(campaign=campaign)
     return render(request, "dashboard/campaign_detail.html", context)
 
 
@@ -293,6 +298,7 @@ WORKER_SORTS = (
     "hits_submitted",
     "challenge_pass_rate",
     "agreement",
+    "reliability",
     "left_rate",
     "median_seconds",
     "is_excluded",

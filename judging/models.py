@@ -46,6 +46,7 @@ class Campaign(models.Model):
         LOCAL = "local", "local crowd (logged-in crowd users)"
         MTURK = "mturk", "Amazon Mechanical Turk"
         PROLIFIC = "prolific", "Prolific"
+        LLM = "llm", "language model"
 
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="campaigns")
     # Unique per owner, not globally: a name taken by another researcher is no answer to give (it would tell
@@ -92,6 +93,16 @@ class Campaign(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The machine judge (judging.crowd.llm): the model's name at TOPPREF_LLM_BASE_URL, blank for none. With
+    # provider "llm" it is the only judge; with a human provider it judges first and people take what it
+    # leaves position-inconsistent (docs/llm-judges.md).
+    llm_model = models.CharField(max_length=200, blank=True)
+    # The prompt template ({question}, {passage_1}, {passage_2}); blank: the published preference prompt.
+    llm_prompt = models.TextField(blank=True)
+    # USD per million tokens read (prompt) and written (completion).
+    llm_price_in_usd = models.DecimalField(max_digits=10, decimal_places=4, default=Decimal("0"))
+    llm_price_out_usd = models.DecimalField(max_digits=10, decimal_places=4, default=Decimal("0"))
+    llm_max_concurrency = models.PositiveSmallIntegerField(default=8)
 
     class Meta:
         ordering = ["-created_at", "name"]
@@ -134,6 +145,16 @@ class Campaign(models.Model):
     @property
     def cost_per_hit_usd(self) -> Decimal:
         return self.pay_per_hit_usd + self.fee_per_hit_usd
+
+    @property
+    def has_llm(self) -> bool:
+        """Whether a language model judges in this campaign (alone, or first in a hybrid)."""
+        return bool(self.llm_model)
+
+    @property
+    def has_people(self) -> bool:
+        """Whether people judge in this campaign (every provider but ``llm``)."""
+        return self.provider != Campaign.Provider.LLM
 
 
 CROWD_MODES = (Campaign.Mode.CROWD, Campaign.Mode.ADAPTIVE)
@@ -361,6 +382,8 @@ class HitSlot(models.Model):
 # Providers whose workers arrive through forgeable query parameters (MTurk's assignmentId and workerId,
 # Prolific's PROLIFIC_PID and SESSION_ID): their assignments count only once the provider confirms them.
 CONFIRMED_BY_PROVIDER = ("mturk", "prolific")
+# The provider of a language model's Worker row (judging.crowd.llm): paid by the token, never per HIT.
+LLM_WORKER_PROVIDER = "llm"
 
 
 class Worker(models.Model):
@@ -484,7 +507,17 @@ class Assignment(models.Model):
 
 class Judgment(models.Model):
     """One answer of an assignment to one slot (a pair or a challenge). Unique per (assignment, slot):
-    a repeated submit returns the stored judgment and never counts twice."""
+    a repeated submit returns the stored judgment and never counts twice.
+
+    ``tie`` is blank for a preference. A machine judge asked in both orders may give none: its two orders
+    disagreed (``position_inconsistent``) or a reply named neither passage (``failed``); ``winner`` then holds
+    the shorter passage, the published judge's rule for a tie, which counts only where no person can take the
+    pair (docs/decisions.md, "A machine judge's tie")."""
+
+    class Tie(models.TextChoices):
+        NONE = "", "a preference"
+        POSITION_INCONSISTENT = "position_inconsistent", "position-inconsistent (its two orders disagreed)"
+        FAILED = "failed", "failed (no reply named a passage)"
 
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="judgments")
     slot = models.ForeignKey(HitSlot, on_delete=models.CASCADE, related_name="judgments")
@@ -494,6 +527,7 @@ class Judgment(models.Model):
     # Milliseconds between the pair being shown and the answer, as measured in the judge's browser.
     milliseconds = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    tie = models.CharField(max_length=30, choices=Tie.choices, default=Tie.NONE, db_default="", blank=True)
 
     class Meta:
         ordering = ["assignment_id", "slot__position"]
@@ -591,6 +625,7 @@ class Export(models.Model):
         JUDGMENTS_RELEASE = "judgments_release", "judgment log for release (CSV, no worker ids)"
         WORKERS = "workers", "workers table (CSV)"
         LEADERBOARD = "leaderboard", "leaderboard (CSV)"
+        LLM_LOG = "llm_log", "model log (CSV)"
 
     class Status(models.TextChoices):
         PENDING = "pending"
@@ -637,3 +672,53 @@ class CampaignForecast(models.Model):
 
     def __str__(self) -> str:
         return f"{self.campaign} forecast {self.hits:.0f} HITs ${self.cost_usd}"
+
+
+class LlmAnswer(models.Model):
+    """A language model's answer to one question in one order: the cache that makes every answer bought
+    once. ``key`` is the SHA-256 of the endpoint, model, prompt template, question and the two passage texts
+    in the order shown, so a re-asked pair, a restarted task, another campaign on the same collection or a
+    re-run reads it instead of asking again. ``choice`` is 1 or 2 (the passage named) or 0 (no reply named
+    one, after a retry); ``replies`` are the raw replies, every attempt; tokens sum the attempts."""
+
+    key = models.CharField(max_length=64, unique=True)
+    endpoint = models.CharField(max_length=500)
+    model = models.CharField(max_length=200)
+    prompt_hash = models.CharField(max_length=64)
+    choice = models.PositiveSmallIntegerField()
+    replies = models.JSONField(default=list)
+    attempts = models.PositiveSmallIntegerField(default=1)
+    tokens_in = models.PositiveIntegerField(default=0)
+    tokens_out = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=Q(choice__in=[0, 1, 2]), name="llm_choice_0_1_or_2")]
+
+    def __str__(self) -> str:
+        return f"{self.model} {self.key[:12]}: {self.choice}"
+
+
+class LlmRequest(models.Model):
+    """One question a campaign's model was asked: a topic's two items in the order shown (``first`` as
+    passage 1), once per campaign, whatever HIT held it (idempotent per pair, judge and order). ``is_cached``:
+    answered from the cache, so it cost this campaign nothing; otherwise its tokens are this campaign's."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="llm_requests")
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    first = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    second = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    answer = models.ForeignKey(LlmAnswer, on_delete=models.PROTECT, related_name="requests")
+    is_cached = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["campaign_id", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "topic", "first", "second"], name="llm_request_once_per_order"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.campaign} {self.first_id} before {self.second_id}"

@@ -92,6 +92,11 @@ def campaign_advance_running_task() -> int:
     )
     for campaign_id in campaign_ids:
         enqueue(campaign_advance_task, campaign_id)
+    from judging.services.llm import campaigns_with_llm_running
+
+    # A model judges the HITs built since its last run (a closed round's next one, pairs people returned).
+    for campaign_id in campaigns_with_llm_running():
+        enqueue(llm_judge_task, campaign_id)
     return len(campaign_ids)
 
 
@@ -173,3 +178,34 @@ def export_build_task(export_id: int) -> None:
     export = Export.objects.select_related("campaign").filter(pk=export_id).first()
     if export is not None:
         export_build(export=export)
+
+
+# -- A language model as a judge (judging.services.llm), on its own queue (``llm``): calls wait on the model's
+# server. Answers are stored as they arrive and never asked twice, so a retried or redelivered task, or one
+# whose worker died mid-call, asks only what has no answer. One run per campaign at a time (a lease in the
+# cache), so two runs never pay for the same question; a run takes a few hundred HITs and queues the next.
+
+LLM_HITS_PER_TASK = 200
+
+
+@shared_task(autoretry_for=_crowd_retryable(), **CROWD_TASK_OPTIONS)
+def llm_judge_task(campaign_id: int) -> int:
+    """Let the campaign's model judge the open HITs it may take; returns the HITs it submitted."""
+    from django.core.cache import cache
+
+    from judging.services.errors import CampaignStateError
+    from judging.services.llm import campaign_llm_judge
+
+    campaign = Campaign.objects.filter(pk=campaign_id).first()
+    lease = f"toppref:llm-judge:{campaign_id}"
+    if campaign is None or not cache.add(lease, 1, timeout=TIME_LIMITS["time_limit"]):
+        return 0
+    try:
+        run = campaign_llm_judge(campaign=campaign, max_hits=LLM_HITS_PER_TASK)
+    except CampaignStateError:
+        return 0  # paused, finished, or its model removed meanwhile
+    finally:
+        cache.delete(lease)
+    if run.hits and not run.note:
+        enqueue(llm_judge_task, campaign_id)
+    return run.hits

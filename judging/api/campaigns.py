@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 from judging import selectors
 from judging.api.base import ResearcherApi
 from judging.models import Campaign
+from judging.selectors.llm import campaign_llm_usage
 from judging.selectors.progress import PROGRESS_ALIASES, CampaignProgress
 from judging.services import (
     CampaignConfigError,
@@ -56,6 +57,11 @@ class CampaignSerializer(serializers.ModelSerializer):
             "pay_per_hit_usd",
             "fee_per_hit_usd",
             "budget_usd",
+            "llm_model",
+            "llm_prompt",
+            "llm_price_in_usd",
+            "llm_price_out_usd",
+            "llm_max_concurrency",
             "status",
             "publish_note",
             "created_at",
@@ -67,7 +73,6 @@ class CampaignSerializer(serializers.ModelSerializer):
         validators: list = []
         read_only_fields = [
             "owner",
-            "provider",
             "status",
             "publish_note",
             "created_at",
@@ -131,12 +136,33 @@ class AdaptiveCrowdSerializer(serializers.Serializer):
     )
 
 
+class LlmUsageSerializer(serializers.Serializer):
+    """A campaign's language model (``campaign_llm_usage``): requests sent, questions answered from the cache,
+    tokens and their cost, pairs left position-inconsistent or failed."""
+
+    model = serializers.CharField()
+    requests = serializers.IntegerField()
+    cached = serializers.IntegerField()
+    tokens_in = serializers.IntegerField()
+    tokens_out = serializers.IntegerField()
+    cost_usd = serializers.FloatField()
+    position_inconsistent = serializers.IntegerField()
+    failed = serializers.IntegerField()
+
+
 class CampaignDetailSerializer(CampaignSerializer):
     progress = serializers.SerializerMethodField()
     crowd = serializers.SerializerMethodField()
+    llm = serializers.SerializerMethodField()
 
     class Meta(CampaignSerializer.Meta):
-        fields = [*CampaignSerializer.Meta.fields, "progress", "crowd"]
+        fields = [*CampaignSerializer.Meta.fields, "progress", "crowd", "llm"]
+
+    @extend_schema_field(LlmUsageSerializer(allow_null=True))
+    def get_llm(self, campaign) -> dict | None:
+        """The campaign's language model: what it was asked and cost; null without one."""
+        usage = campaign_llm_usage(campaign=campaign)
+        return None if usage is None else LlmUsageSerializer(usage).data
 
     @extend_schema_field(CampaignProgressSerializer)
     def get_progress(self, campaign) -> dict:

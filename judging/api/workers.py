@@ -32,6 +32,10 @@ class WorkerSerializer(serializers.Serializer):
     agreement = serializers.FloatField(allow_null=True)
     left_rate = serializers.FloatField(allow_null=True)
     median_seconds = serializers.FloatField(allow_null=True)
+    reliability = serializers.FloatField(
+        allow_null=True,
+        help_text="1 - the engine's estimated probability that this judge (person or model) reverses a pair",
+    )
 
 
 class CampaignWorkerListApi(ResearcherApi, generics.ListAPIView):

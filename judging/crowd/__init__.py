@@ -35,6 +35,7 @@ __all__ = [
     "Work",
     "WorkStatus",
     "fee_usd",
+    "llm_provider_build",
     "provider_build",
 ]
 
@@ -68,7 +69,23 @@ def provider_build(name: str, *, local_fee_usd: Decimal = Decimal("0")) -> Crowd
             fee_rate=settings.TOPPREF_PROLIFIC_FEE_RATE,
             timeout_seconds=settings.TOPPREF_CROWD_TIMEOUT_SECONDS,
         )
-    raise CrowdConfigError(f"unknown crowd provider {name!r} (local, mturk or prolific)")
+    raise CrowdConfigError(
+        f"unknown crowd provider {name!r} (local, mturk or prolific; llm: llm_provider_build)"
+    )
+
+
+def llm_provider_build(model: str):
+    """The language model ``model`` at ``TOPPREF_LLM_BASE_URL`` (key ``TOPPREF_LLM_API_KEY``): a
+    ``judging.crowd.llm.LlmProvider``."""
+    from judging.crowd.llm import LlmProvider
+
+    return LlmProvider(
+        base_url=settings.TOPPREF_LLM_BASE_URL,
+        api_key=settings.TOPPREF_LLM_API_KEY,
+        model=model,
+        timeout_seconds=settings.TOPPREF_LLM_TIMEOUT_SECONDS,
+        max_retries=settings.TOPPREF_LLM_MAX_RETRIES,
+    )
 
 
 def fee_usd(name: str, *, reward_usd: Decimal, assignments: int = 1) -> Decimal:

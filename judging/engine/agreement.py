@@ -121,3 +121,23 @@ def best_first_ceiling(
         if len(truth) > 1 and values.get(truth[0], 0.0) != values.get(truth[1], 0.0):
             ceiling -= majority_error(reversal(topic, truth[0], truth[1]), max_votes)
     return ceiling
+
+
+def cohen_kappa(a: Sequence[int], b: Sequence[int]) -> float | None:
+    """Cohen's kappa of two raters' labels of the same items (Cohen, "A coefficient of agreement for nominal
+    scales", 1960): (p_o - p_e) / (1 - p_e), with p_o the share of items labelled alike and p_e the share
+    expected by chance from each rater's own label frequencies. ``a`` and ``b`` are equally long; None for
+    no items, 1.0 when chance agreement is already certain and the raters agree on every item (0.0 if not)."""
+    if len(a) != len(b):
+        raise ValueError(f"cohen_kappa: {len(a)} labels against {len(b)}")
+    if not a:
+        return None
+    n = len(a)
+    observed = sum(1 for x, y in zip(a, b, strict=True) if x == y) / n
+    labels = set(a) | set(b)
+    expected = sum(
+        (sum(1 for x in a if x == label) / n) * (sum(1 for y in b if y == label) / n) for label in labels
+    )
+    if expected >= 1.0:
+        return 1.0 if observed == 1.0 else 0.0
+    return (observed - expected) / (1.0 - expected)

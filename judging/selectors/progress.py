@@ -14,6 +14,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from judging.models import (
+    LLM_WORKER_PROVIDER,
     Assignment,
     Campaign,
     CampaignTopic,
@@ -156,15 +157,17 @@ PROGRESS_ALIASES = {
 class Spend:
     """``campaign_spend``: ``committed`` (every submitted assignment: its earnings, or its HIT's reward until
     they are set, plus its HIT's fee), ``reserved`` (reward plus fee of each published HIT still open that
-    nobody submitted), and how many assignments were submitted."""
+    nobody submitted), how many assignments were submitted, and ``llm``, the campaign's model's tokens at its
+    prices (its own assignments earn nothing)."""
 
     committed: Decimal
     reserved: Decimal
     submitted: int
+    llm: Decimal = Decimal("0")
 
     @property
     def total(self) -> Decimal:
-        return (self.committed + self.reserved).quantize(Decimal("0.01"))
+        return (self.committed + self.reserved + self.llm).quantize(Decimal("0.01"))
 
 
 def campaign_spend(*, campaign: Campaign) -> Spend:
@@ -175,12 +178,14 @@ def campaign_spend(*, campaign: Campaign) -> Spend:
     pay, fee = Value(campaign.pay_per_hit_usd), Value(campaign.fee_per_hit_usd)
     # Only what the provider confirmed is owed: a forged submission earns nothing (docs/decisions.md,
     # "Provisional until the provider confirms").
-    committed = Assignment.objects.filter(
-        campaign=campaign, submitted_at__isnull=False, confirmed_at__isnull=False
-    ).aggregate(
-        pay=Sum(Coalesce("earned_usd", "hit__reward_usd", pay)),
-        fees=Sum(Coalesce("hit__fee_usd", fee)),
-        count=Count("pk"),
+    committed = (
+        Assignment.objects.filter(campaign=campaign, submitted_at__isnull=False, confirmed_at__isnull=False)
+        .exclude(worker__provider=LLM_WORKER_PROVIDER)
+        .aggregate(
+            pay=Sum(Coalesce("earned_usd", "hit__reward_usd", pay)),
+            fees=Sum(Coalesce("hit__fee_usd", fee)),
+            count=Count("pk"),
+        )
     )
     has_submission = Assignment.objects.filter(
         hit=OuterRef("pk"), submitted_at__isnull=False, confirmed_at__isnull=False
@@ -190,10 +195,16 @@ def campaign_spend(*, campaign: Campaign) -> Spend:
         .exclude(Exists(has_submission))
         .aggregate(total=Sum(Coalesce("reward_usd", pay) + Coalesce("fee_usd", fee)))
     )
+    llm = Decimal("0")
+    if campaign.has_llm:
+        from judging.selectors.llm import campaign_llm_cost
+
+        llm = campaign_llm_cost(campaign=campaign)[2]
     return Spend(
         committed=Decimal(committed["pay"] or 0) + Decimal(committed["fees"] or 0),
         reserved=Decimal(reserved["total"] or 0),
         submitted=committed["count"],
+        llm=llm,
     )
 
 

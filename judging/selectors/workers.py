@@ -24,6 +24,9 @@ class WorkerRow(TypedDict):
     agreement: float | None
     left_rate: float | None
     median_seconds: float | None
+    # 1 - the engine's estimated probability that this judge reverses a pair (person or model alike), from
+    # their challenges and their votes against the others' (``campaign_error_model``).
+    reliability: float | None
 
 
 def worker_excluded_here(*, campaign: Campaign) -> Q:
@@ -128,6 +131,10 @@ def campaign_worker_table(*, campaign: Campaign) -> list[WorkerRow]:
     def ratio(pair: list[int]) -> float | None:
         return pair[0] / pair[1] if pair[1] else None
 
+    from judging.selectors.adaptive import campaign_error_model, worker_key
+
+    errors = campaign_error_model(campaign=campaign)
+
     return [
         {
             "worker_id": tally.worker_id,
@@ -140,6 +147,7 @@ def campaign_worker_table(*, campaign: Campaign) -> list[WorkerRow]:
             "agreement": ratio(tally.agreement),
             "left_rate": ratio(tally.left),
             "median_seconds": (statistics.median(tally.milliseconds) / 1000 if tally.milliseconds else None),
+            "reliability": 1 - errors.of(worker_key(tally.worker_id)),
         }
         for tally in workers.values()
     ]

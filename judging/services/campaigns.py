@@ -60,18 +60,44 @@ def campaign_create(
     description: str = "",
     provider: str = Campaign.Provider.LOCAL,
     owner=None,
+    llm_model: str = "",
+    llm_prompt: str = "",
+    llm_price_in_usd: Decimal = Decimal("0"),
+    llm_price_out_usd: Decimal = Decimal("0"),
+    llm_max_concurrency: int = 8,
 ) -> Campaign:
     """Create a draft campaign; raises ``CampaignConfigError`` naming the broken rule (F > P > k >= 1,
     at least one preference per HIT, prices finite and not negative, a budget that pays for at least one
     HIT, hence a HIT that costs something when there is a budget, a known mode, culling rule and crowd
     provider; for every mode, max votes >= 1 and a confidence strictly between 0.5 and 1, which the adaptive
-    mode uses). Defaults are the engine's (``judging.engine.params``)."""
+    mode uses). Defaults are the engine's (``judging.engine.params``).
+
+    A language model judges with ``llm_model`` (docs/llm-judges.md): alone with ``provider="llm"`` (then
+    HITs pay nothing, the budget bounds the tokens at ``llm_price_in_usd`` / ``llm_price_out_usd`` per
+    million), or first with a human provider. Refused too: ``provider="llm"`` without a model, a model in a
+    tournament campaign, a prompt template without ``{question}``, ``{passage_1}``, ``{passage_2}``, token
+    prices not finite and non-negative, a concurrency below 1."""
+    is_llm_only = provider == Campaign.Provider.LLM
     try:
         CrowdParams(k=k, F=final_stage_size, P=opponents, culling=culling, max_rounds=max_rounds).validate()
         AdaptiveParams(k=k, max_votes=max_votes, confidence=confidence).validate()
         HitShape(preferences=preferences_per_hit, challenges=challenges_per_hit).validate()
-        Pricing(pay_per_hit=Decimal(pay_per_hit_usd), fee=Decimal(fee_per_hit_usd)).validate(
-            budget=None if budget_usd is None else Decimal(budget_usd)
+        pricing = Pricing(pay_per_hit=Decimal(pay_per_hit_usd), fee=Decimal(fee_per_hit_usd))
+        if is_llm_only:
+            # The model is paid by the token: the budget bounds tokens, not HITs.
+            pricing.validate()
+            if budget_usd is not None and (not Decimal(budget_usd).is_finite() or Decimal(budget_usd) < 0):
+                raise ValueError(f"budget must be a finite, non-negative amount (got {budget_usd})")
+        else:
+            pricing.validate(budget=None if budget_usd is None else Decimal(budget_usd))
+        _llm_validate(
+            provider=provider,
+            mode=mode,
+            model=llm_model,
+            prompt=llm_prompt,
+            prices=(llm_price_in_usd, llm_price_out_usd),
+            concurrency=llm_max_concurrency,
+            pay=(Decimal(pay_per_hit_usd), Decimal(fee_per_hit_usd)),
         )
     except (ValueError, ArithmeticError) as error:
         raise CampaignConfigError(f"campaign {name!r}: {error}") from error
@@ -96,6 +122,11 @@ def campaign_create(
         hit_lifetime=hit_lifetime,
         provider=provider,
         owner=owner,
+        llm_model=llm_model,
+        llm_prompt=llm_prompt,
+        llm_price_in_usd=Decimal(llm_price_in_usd),
+        llm_price_out_usd=Decimal(llm_price_out_usd),
+        llm_max_concurrency=llm_max_concurrency,
     )
     try:
         campaign.full_clean()
@@ -106,6 +137,38 @@ def campaign_create(
         raise CampaignConfigError(f"campaign {name!r}: {details}") from error
     campaign.save()
     return campaign
+
+
+def _llm_validate(
+    *,
+    provider: str,
+    mode: str,
+    model: str,
+    prompt: str,
+    prices: tuple[Decimal, Decimal],
+    concurrency: int,
+    pay: tuple[Decimal, Decimal],
+) -> None:
+    """``campaign_create``'s rules for a language model (``ValueError`` naming the broken one)."""
+    from judging.crowd.llm import prompt_validate
+
+    if provider == Campaign.Provider.LLM and not model:
+        raise ValueError("provider llm needs a model (--llm-model)")
+    if provider == Campaign.Provider.LLM and any(pay):
+        raise ValueError(
+            "a model is paid by the token (--llm-price-in, --llm-price-out), not per HIT: no --pay or --fee"
+        )
+    if model and mode == Campaign.Mode.TOURNAMENT:
+        raise ValueError("a model judges crowd and adaptive campaigns, not tournaments")
+    if prompt:
+        prompt_validate(prompt, source="--llm-prompt")
+    for name, price in zip(("--llm-price-in", "--llm-price-out"), prices, strict=True):
+        if not Decimal(price).is_finite() or Decimal(price) < 0:
+            raise ValueError(
+                f"{name} must be a finite, non-negative USD amount per million tokens (got {price})"
+            )
+    if concurrency < 1:
+        raise ValueError(f"--llm-max-concurrency must be at least 1 (got {concurrency})")
 
 
 @transaction.atomic
@@ -132,7 +195,7 @@ def campaign_start(*, campaign: Campaign, topic_ids: Sequence[str] | None = None
         raise CampaignStateError(
             f"campaign {campaign.name!r}: its collection changed while it started; start it again"
         )
-    if campaign.is_crowd:
+    if campaign.is_crowd and campaign.has_people:
         try:
             Pricing(pay_per_hit=campaign.pay_per_hit_usd, fee=campaign.fee_per_hit_usd).validate(
                 budget=campaign.budget_usd

@@ -24,12 +24,19 @@ from judging.selectors import (
     campaign_worker_table,
     judgment_is_counted,
 )
+from judging.selectors.llm import campaign_llm_log
 from judging.services.errors import JudgingError
 from trecio import spreadsheet_safe
 
 # Kinds this app builds; ``leaderboard`` is the metrics app's (it owns the scores).
-JUDGING_EXPORT_KINDS = (*PREFERENCE_KINDS, "judgments", "judgments_release", "workers")
-EXTENSIONS = {"judgments": "csv", "judgments_release": "csv", "workers": "csv", "leaderboard": "csv"}
+JUDGING_EXPORT_KINDS = (*PREFERENCE_KINDS, "judgments", "judgments_release", "workers", "llm_log")
+EXTENSIONS = {
+    "judgments": "csv",
+    "judgments_release": "csv",
+    "workers": "csv",
+    "leaderboard": "csv",
+    "llm_log": "csv",
+}
 
 JUDGMENT_LOG_COLUMNS = [
     "topic",
@@ -61,6 +68,24 @@ WORKER_COLUMNS = [
     "is_excluded",
 ]
 
+# The language model's log (``campaign_llm_log``): one row per question in one order, for audit. ``order`` is
+# ``ab`` when passage 1 is the pair's first docid in sorted order, ``ba`` when it is the second.
+LLM_LOG_COLUMNS = [
+    "topic",
+    "passage_1",
+    "passage_2",
+    "order",
+    "model",
+    "prompt_hash",
+    "reply",
+    "choice",
+    "outcome",
+    "attempts",
+    "tokens_in",
+    "tokens_out",
+    "is_cached",
+    "asked_at",
+]
 Progress = Callable[[float], None]
 
 
@@ -148,6 +173,8 @@ def export_content(*, campaign: Campaign, kind: str, progress: Progress | None =
         release = kind == "judgments_release"
         columns = RELEASE_COLUMNS if release else JUDGMENT_LOG_COLUMNS
         return _csv(columns, (_log_row(row, release=release) for row in _judgment_log(campaign, progress)))
+    if kind == "llm_log":
+        return _csv(LLM_LOG_COLUMNS, (_llm_log_cells(row) for row in campaign_llm_log(campaign=campaign)))
     raise ExportKindError(f"kind: {kind!r} is not one of {', '.join(JUDGING_EXPORT_KINDS)}")
 
 
@@ -157,6 +184,12 @@ def _csv(header: list[str], rows) -> bytes:
     writer.writerow(header)
     writer.writerows(rows)
     return out.getvalue().encode("utf-8")
+
+
+def _llm_log_cells(row: Mapping[str, object]) -> list[str]:
+    first, second = str(row["first"]), str(row["second"])
+    cells = {**row, "passage_1": first, "passage_2": second, "order": "ab" if first < second else "ba"}
+    return [_cell(cells[column]) for column in LLM_LOG_COLUMNS]
 
 
 def _worker_cells(row: Mapping[str, object]) -> list[str]:

@@ -28,7 +28,16 @@ from judging.engine import (
     pack_hits,
     pack_hits_distinct,
 )
-from judging.models import Assignment, Campaign, Candidate, Hit, HitSlot, Judgment, Pair
+from judging.models import (
+    LLM_WORKER_PROVIDER,
+    Assignment,
+    Campaign,
+    Candidate,
+    Hit,
+    HitSlot,
+    Judgment,
+    Pair,
+)
 from judging.services.prepared import prepared_get, prepared_rows, rows_insert
 from pools.models import GradedJudgment, Item, Topic
 
@@ -102,9 +111,16 @@ def hit_build(*, campaign: Campaign, max_hits: int | None = None) -> list[Hit]:
             campaign_id=campaign.pk,
         )
         chunks = pack_hits(queue, preferences_per_hit=campaign.preferences_per_hit)[:max_hits]
-    if campaign.budget_usd is not None:
-        # Open HITs will be paid once submitted, so they count against the budget with the paid ones.
-        committed = Hit.objects.filter(campaign=campaign).exclude(status=Hit.Status.EXPIRED).count()
+    if campaign.budget_usd is not None and campaign.cost_per_hit_usd > 0:
+        # Open HITs will be paid once submitted, so they count against the budget with the paid ones. A HIT
+        # a language model answered costs its tokens instead (judging.services.llm guards those); a
+        # campaign of the model alone pays nothing per HIT.
+        committed = (
+            Hit.objects.filter(campaign=campaign)
+            .exclude(status=Hit.Status.EXPIRED)
+            .exclude(assignments__worker__provider=LLM_WORKER_PROVIDER)
+            .count()
+        )
         affordable = int(campaign.budget_usd // campaign.cost_per_hit_usd) - committed
         chunks = chunks[: max(affordable, 0)]
     if not chunks:

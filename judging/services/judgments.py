@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import NamedTuple, TypeVar
 
 from django.db import IntegrityError, connection, transaction
@@ -31,8 +32,19 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from config.celery import enqueue, registered_task
-from judging.models import Assignment, Campaign, Correction, Hit, HitSlot, Judgment, Pair, Round, Worker
+from config.celery import enqueue, enqueue_on_commit, registered_task
+from judging.models import (
+    LLM_WORKER_PROVIDER,
+    Assignment,
+    Campaign,
+    Correction,
+    Hit,
+    HitSlot,
+    Judgment,
+    Pair,
+    Round,
+    Worker,
+)
 from judging.selectors.exclusions import worker_excluded_sql
 from judging.services.errors import (
     AssignmentClosedError,
@@ -81,6 +93,8 @@ HOLDS_HIT = Q(status=Assignment.Status.ACCEPTED) | Q(
 # assignment only once the worker's browser posted it to externalSubmit, after our own final submit.
 CONFIRMATION_SYNC_DELAY_SECONDS = 30
 T = TypeVar("T")
+# One answer as the count reads it: is_challenge, expected winner, pair, winner, tie (``Judgment.Tie``).
+Answer = tuple[bool, int | None, int | None, int, str]
 
 
 @transaction.atomic
@@ -177,6 +191,20 @@ def _hit_assign_next(*, campaign: Campaign, worker: Worker, external_id: str = "
         is_adaptive=campaign.mode == Campaign.Mode.ADAPTIVE,
         external_id=external_id,
         exclusion_asked=held_id is not None,
+    )
+
+
+def hits_open_for(*, campaign: Campaign, worker: Worker) -> QuerySet[Hit]:
+    """The open HITs of ``campaign`` the local (or machine) ``worker`` may take now, oldest first: within
+    their lifetime, held by nobody, showing them no pair they answered before (a pair a machine judge left
+    without a preference comes back in another HIT, for people)."""
+    return _open_hits(
+        campaign_id=campaign.pk,
+        worker_id=worker.pk,
+        needs_confirmation=False,
+        now=timezone.now(),
+        is_adaptive=campaign.mode == Campaign.Mode.ADAPTIVE,
+        may_hold_judged=True,
     )
 
 
@@ -575,9 +603,13 @@ def _slot_answer_state(*, assignment: Assignment, slot: HitSlot) -> tuple[int | 
 
 
 @transaction.atomic
-def assignment_submit(*, assignment: Assignment, winners: Mapping[int, int]) -> Assignment:
+def assignment_submit(
+    *, assignment: Assignment, winners: Mapping[int, int], ties: Mapping[int, str] | None = None
+) -> Assignment:
     """Submit a whole HIT at once (as a crowd platform does): ``winners`` maps each slot position to the
-    chosen item id. Slots answered earlier keep their first answer. Then the assignment is checked: a failed
+    chosen item id; ``ties`` (a machine judge's) maps a position to ``Judgment.Tie``, its answer there being
+    no preference (``winner`` is then the tie's stand-in, see ``Judgment``). Slots answered earlier keep their
+    first answer. Then the assignment is checked: a failed
     challenge (or an excluded worker) discards the HIT, earned but not counted, excludes the worker and
     requeues its pairs; otherwise every pair gets its winner and the rounds concerned are queued for closing.
     Work submitted before the assignment's deadline counts even if the HIT's lifetime ran out meanwhile. A
@@ -588,6 +620,7 @@ def assignment_submit(*, assignment: Assignment, winners: Mapping[int, int]) -> 
     if assignment.status != Assignment.Status.IN_PROGRESS and assignment.submitted_at is not None:
         return assignment
     _check_open(assignment, now=timezone.now())
+    ties = ties or {}
     slots = {
         slot.position: slot
         for slot in map(
@@ -613,24 +646,26 @@ def assignment_submit(*, assignment: Assignment, winners: Mapping[int, int]) -> 
     # count (``_assignment_count``): a counted HIT's writes go to PostgreSQL as one statement.
     answers_insert = rows_insert_writes(
         Judgment,
-        ("assignment_id", "slot_id", "winner_id", "winner_side"),
+        ("assignment_id", "slot_id", "winner_id", "winner_side", "tie"),
         [
             (
                 assignment.pk,
                 slot.pk,
                 winners[position],
                 _side(left_id=slot.left_id, winner_id=winners[position]),
+                ties.get(position, ""),
             )
             for position, slot in slots.items()
             if slot.stored_winner_id is None
         ],
     )
-    answers: list[tuple[bool, int | None, int | None, int]] = [
+    answers: list[Answer] = [
         (
             slot.is_challenge,
             slot.expected_winner_id,
             slot.pair_id,
             winners[position] if slot.stored_winner_id is None else slot.stored_winner_id,
+            ties.get(position, "") if slot.stored_winner_id is None else (slot.stored_tie or ""),
         )
         for position, slot in slots.items()
     ]
@@ -651,16 +686,21 @@ class _SubmitSlot(NamedTuple):
     pair_id: int | None
     stored_winner_id: int | None
     round_id: int | None
+    stored_tie: str | None
 
 
 def _slots_with_answers(*, hit_id: int, assignment_id: int) -> QuerySet[HitSlot]:
     """A HIT's slots as ``_SubmitSlot`` rows: each with the winner the assignment already stored for it (an
     answer given earlier keeps its first value) and its pair's round, in one query (rows, not model
     instances: nothing here is saved back)."""
-    stored = Judgment.objects.filter(assignment_id=assignment_id, slot=OuterRef("pk")).values("winner_id")[:1]
+    stored = Judgment.objects.filter(assignment_id=assignment_id, slot=OuterRef("pk"))
     return (
         HitSlot.objects.filter(hit_id=hit_id)
-        .annotate(stored_winner_id=Subquery(stored), round_id=F("pair__round_id"))
+        .annotate(
+            stored_winner_id=Subquery(stored.values("winner_id")[:1]),
+            round_id=F("pair__round_id"),
+            stored_tie=Subquery(stored.values("tie")[:1]),
+        )
         .values_list(*_SubmitSlot._fields)
     )
 
@@ -777,7 +817,7 @@ def _assignment_complete(
     *,
     assignment: Assignment,
     hit: Hit,
-    answers: list[tuple[bool, int | None, int | None, int]] | None = None,
+    answers: list[Answer] | None = None,
     round_ids: set[int] | None = None,
     answers_insert: Sequence[Write] = (),
 ) -> None:
@@ -821,13 +861,13 @@ def _assignment_count(
     *,
     assignment: Assignment,
     hit: Hit,
-    answers: list[tuple[bool, int | None, int | None, int]] | None = None,
+    answers: list[Answer] | None = None,
     round_ids: set[int] | None = None,
     answers_insert: Sequence[Write] = (),
 ) -> None:
     """Check a fully answered assignment against its challenges and count or discard it; the caller is
     atomic and holds the locks of the worker (``assignment.worker``), the HIT and the assignment. ``answers``
-    (is_challenge, expected winner, pair, winner per slot) and ``round_ids`` (the rounds of the HIT's pairs)
+    (is_challenge, expected winner, pair, winner, tie per slot) and ``round_ids`` (the rounds of the HIT's pairs)
     save reading them again when the caller has them at hand; ``answers_insert`` stores the answers not
     stored yet (``answers`` holds them), run first if the HIT is discarded, with the count's writes if not.
 
@@ -840,11 +880,19 @@ def _assignment_count(
     if answers is None:
         answers = list(
             Judgment.objects.filter(assignment=assignment).values_list(
-                "slot__is_challenge", "slot__expected_winner_id", "slot__pair_id", "winner_id"
+                "slot__is_challenge", "slot__expected_winner_id", "slot__pair_id", "winner_id", "tie"
             )
         )
-    failed = sum(1 for is_challenge, expected, _, winner in answers if is_challenge and winner != expected)
-    assignment.challenges = sum(1 for is_challenge, *_ in answers if is_challenge)
+    # A machine judge's tie on a challenge fails it (a challenge has a clear answer); a failed reply is no
+    # answer at all and is not counted either way.
+    failed = sum(
+        1
+        for is_challenge, expected, _, winner, tie in answers
+        if is_challenge and tie != Judgment.Tie.FAILED and (tie or winner != expected)
+    )
+    assignment.challenges = sum(
+        1 for is_challenge, *_, tie in answers if is_challenge and tie != Judgment.Tie.FAILED
+    )
     assignment.challenges_failed = failed
     worker = assignment.worker
     if failed:
@@ -855,7 +903,10 @@ def _assignment_count(
     # An assignment confirmed after its submit keeps the time of its submit.
     assignment.submitted_at = assignment.submitted_at or now
     assignment.earned_usd = hit.reward_usd if hit.reward_usd is not None else campaign.pay_per_hit_usd
-    if campaign.provider == Campaign.Provider.LOCAL:
+    if worker.provider == LLM_WORKER_PROVIDER:
+        # A model is paid by the token (``LlmRequest``), never by the HIT.
+        assignment.earned_usd = Decimal("0")
+    if campaign.provider == Campaign.Provider.LOCAL or worker.provider == LLM_WORKER_PROVIDER:
         assignment.paid_usd, assignment.paid_at = assignment.earned_usd, now
     fields = [
         "status",
@@ -885,7 +936,19 @@ def _assignment_count(
     # (those just stored, or the first answer an earlier call stored), written by a CASE over the pairs'
     # primary keys: reading them back from the judgments in a subquery per pair cost the database more than
     # the rest of the submit.
-    judged = sorted((pair_id, winner) for is_challenge, _, pair_id, winner in answers if not is_challenge)
+    # A machine judge's tie (or failed reply) leaves its pair to people: back to the queue, unjudged; where
+    # no person can take it (a campaign of the model alone) a position-inconsistent tie counts as the
+    # published judge counts it (docs/decisions.md, "A machine judge's tie").
+    ties_count = campaign.provider == Campaign.Provider.LLM
+    judged = sorted(
+        (pair_id, winner)
+        for is_challenge, _, pair_id, winner, tie in answers
+        if not is_challenge and (not tie or (tie == Judgment.Tie.POSITION_INCONSISTENT and ties_count))
+    )
+    left_over = sorted(
+        pair_id for is_challenge, _, pair_id, _, _ in answers if not is_challenge and pair_id is not None
+    )
+    left_over = sorted(set(left_over) - {pair_id for pair_id, _ in judged})
     winners = prepared_update_write(
         "count: pairs' winners",
         _pairs_winners,
@@ -903,6 +966,9 @@ def _assignment_count(
             *([winners] if winners is not None else []),
         ]
     )
+    if left_over:
+        Pair.objects.filter(pk__in=left_over, winner__isnull=True).update(hit=None)
+        enqueue_on_commit("judging.tasks.hit_build_task", campaign.pk)
     if round_ids is None:
         round_ids = set(Pair.objects.filter(hit=hit).values_list("round_id", flat=True))
     adaptive_campaign = campaign.pk if campaign.mode == Campaign.Mode.ADAPTIVE else None

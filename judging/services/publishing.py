@@ -9,6 +9,7 @@ UniqueRequestToken is the HIT's uuid; a Prolific study's places are set to a tot
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -51,6 +52,8 @@ class PublishReport:
     balance_usd: Decimal | None = None
     waiting: int = 0
     note: str = ""
+    # The campaign's language model: what it did (or, in a dry run, would be asked).
+    llm_lines: list[str] = field(default_factory=list)
 
     @property
     def pay_total_usd(self) -> Decimal:
@@ -67,6 +70,14 @@ class PublishReport:
     def lines(self) -> list[str]:
         verb = "would publish" if self.is_dry_run else "published"
         numbers = _ranges(self.hit_numbers) or "none"
+        if self.provider == Campaign.Provider.LLM:
+            # The model alone publishes nothing: its own lines say what it was (or would be) asked.
+            budget = "none" if self.budget_usd is None else usd(self.budget_usd)
+            lines = [
+                f"campaign {self.campaign} (llm): spent before {usd(self.spent_before_usd)}, budget {budget}"
+            ]
+            lines.extend(self.llm_lines)
+            return [*lines, *(["dry run: nothing was asked"] if self.is_dry_run else [])]
         lines = [
             f"campaign {self.campaign} ({self.provider}): {verb} {len(self.hit_numbers)} HIT(s) [{numbers}], "
             f"{self.assignments_per_hit} assignment(s) each",
@@ -76,6 +87,7 @@ class PublishReport:
             + ("none" if self.budget_usd is None else f"{usd(self.budget_usd)}")
             + (", balance not checked" if self.balance_usd is None else f", balance {usd(self.balance_usd)}"),
         ]
+        lines.extend(self.llm_lines)
         if self.waiting:
             lines.append(f"{self.waiting} HIT(s) left unpublished")
         if self.note:
@@ -148,13 +160,36 @@ def campaign_publish(
     max_hits: int | None = None,
     is_dry_run: bool = False,
     provider: crowd.CrowdProvider | None = None,
+    llm_progress: Callable[[int, int], None] | None = None,
 ) -> PublishReport:
     """Publish the campaign's open, unpublished HITs (oldest first, at most ``max_hits``) to its provider.
     Stops before a HIT would push the campaign's spend past ``budget_usd`` or past the provider's balance,
     saying why in ``Campaign.publish_note`` and the log. A dry run contacts nobody and changes nothing.
     Raises ``CampaignStateError`` for a campaign that is not running, ``CrowdConfigError`` for a missing
-    credential or an http public URL, ``CrowdTransientError`` when the provider stays unreachable."""
+    credential or an http public URL, ``CrowdTransientError`` when the provider stays unreachable.
+
+    A campaign with a language model (``llm_model``) lets the model judge first: where tasks run in this
+    process (the embedded default) it judges every HIT it can before this returns (``llm_progress(done,
+    total)`` told of each answer); with a Celery worker its task is queued. A dry run estimates its tokens
+    and cost instead. People get only the HITs the model is done with (whose pairs it answered and left
+    without a preference), or all of them once it is excluded."""
     campaign.refresh_from_db()
+    if campaign.has_llm and campaign.is_crowd and campaign.status in PUBLISHABLE_STATES:
+        spent_before = campaign_spend_usd(campaign=campaign)
+        llm_lines = _llm_publish(campaign=campaign, is_dry_run=is_dry_run, progress=llm_progress)
+        campaign.refresh_from_db()
+        # The model alone, or a model that finished the campaign itself: nothing left for people.
+        if not campaign.has_people or campaign.status not in PUBLISHABLE_STATES:
+            return PublishReport(
+                campaign=campaign.name,
+                provider=campaign.provider,
+                is_dry_run=is_dry_run,
+                spent_before_usd=spent_before,
+                budget_usd=campaign.budget_usd,
+                llm_lines=llm_lines,
+            )
+    else:
+        llm_lines = []
     if not campaign.is_crowd:
         raise CampaignStateError(f"campaign {campaign.name!r} is a {campaign.mode} campaign: no crowd HITs")
     if campaign.status not in PUBLISHABLE_STATES:
@@ -164,6 +199,8 @@ def campaign_publish(
     unpublished = Hit.objects.filter(
         campaign=campaign, status=Hit.Status.OPEN, published_at__isnull=True
     ).order_by("number")
+    if campaign.has_llm:
+        unpublished = unpublished.exclude(pk__in=_hits_left_to_model(campaign=campaign))
     candidates = list(unpublished[:max_hits] if max_hits is not None else unpublished)
     reward, fee = campaign.pay_per_hit_usd, hit_fee_usd(campaign=campaign)
     if not is_dry_run and campaign.provider != Campaign.Provider.LOCAL and candidates:
@@ -180,6 +217,7 @@ def campaign_publish(
         fee_usd=fee,
         spent_before_usd=campaign_spend_usd(campaign=campaign),
         budget_usd=campaign.budget_usd,
+        llm_lines=llm_lines,
     )
     info = campaign_info(campaign=campaign)  # validates the public URL, even in a dry run
     chosen, note = candidates, ""
@@ -273,6 +311,48 @@ def _publish(
             campaign=campaign, state={"expired_hits": [key for key in expired if key not in external_ids]}
         )
     logger.info("campaign %s: published %d HIT(s) to %s", campaign.name, len(chosen), campaign.provider)
+
+
+def _llm_publish(
+    *, campaign: Campaign, is_dry_run: bool, progress: Callable[[int, int], None] | None
+) -> list[str]:
+    """The model's part of ``campaign_publish``: its estimate (dry run), its run, or its queued task."""
+    from judging.services.llm import campaign_llm_enqueue, campaign_llm_estimate, campaign_llm_judge
+
+    if is_dry_run:
+        return campaign_llm_estimate(campaign=campaign).lines(model=campaign.llm_model)
+    from config.celery import app
+
+    # Tasks run eagerly here (the embedded default: no broker, no worker): the model judges now.
+    if not app.conf.task_always_eager:
+        with transaction.atomic():
+            campaign_llm_enqueue(campaign=campaign)
+        return [f"model {campaign.llm_model}: queued (queue llm)"]
+    run = campaign_llm_judge(campaign=campaign, progress=progress)
+    from judging.selectors.llm import campaign_llm_usage
+
+    usage: dict[str, Any] = dict(campaign_llm_usage(campaign=campaign) or {})
+    lines = [
+        f"model {campaign.llm_model}: judged {run.hits} HIT(s): {run.sent} request(s), {run.cached} from the "
+        f"cache; campaign total {usage.get('tokens_in', 0)} tokens in, {usage.get('tokens_out', 0)} out, "
+        f"${usage.get('cost_usd', 0):.4f}, {usage.get('position_inconsistent', 0)} position-inconsistent, "
+        f"{usage.get('failed', 0)} failed"
+    ]
+    if run.note:
+        lines.append(f"model stopped: {run.note}")
+    return lines
+
+
+def _hits_left_to_model(*, campaign: Campaign) -> list[int]:
+    """The HITs the campaign's model may still take (none once it is excluded): not for people yet."""
+    from judging.services.exclusions import worker_is_excluded
+    from judging.services.judgments import hits_open_for
+    from judging.services.llm import llm_worker
+
+    worker = llm_worker(campaign=campaign)
+    if worker_is_excluded(worker=worker, campaign=campaign):
+        return []
+    return list(hits_open_for(campaign=campaign, worker=worker).values_list("pk", flat=True))
 
 
 @transaction.atomic

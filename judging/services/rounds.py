@@ -161,8 +161,9 @@ def _adaptive_round_close(*, campaign_topic: CampaignTopic, round: Round) -> Non
     left (k others confirmed above them), and open the next round or finish the topic. The caller holds the
     topic's lock."""
     campaign = campaign_topic.campaign
+    # The judge whose answer gave the pair its winner: a machine judge's tie on it gave none.
     counted = Judgment.objects.filter(
-        slot__pair=OuterRef("pk"), assignment__status=Assignment.Status.ACCEPTED
+        slot__pair=OuterRef("pk"), assignment__status=Assignment.Status.ACCEPTED, tie=""
     ).values("assignment__worker_id")[:1]
     votes = [
         (left, right, winner, worker_key(worker_id))

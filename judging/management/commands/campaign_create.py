@@ -71,14 +71,14 @@ class Command(BaseCommand):
         parser.add_argument(
             "--pay",
             type=usd,
-            default=pricing.pay_per_hit,
-            help=f"USD per HIT to the worker (default {pricing.pay_per_hit})",
+            default=None,
+            help=f"USD per HIT to the worker (default {pricing.pay_per_hit}; provider llm: 0)",
         )
         parser.add_argument(
             "--provider",
             choices=Campaign.Provider.values,
             default=Campaign.Provider.LOCAL,
-            help="crowd provider (default local)",
+            help="crowd provider (default local); llm: a language model judges alone",
         )
         parser.add_argument(
             "--fee",
@@ -88,6 +88,30 @@ class Command(BaseCommand):
         )
         parser.add_argument("--budget", type=usd, default=None, help="USD; must pay for at least one HIT")
         parser.add_argument("--owner", help="username of the researcher who owns the campaign")
+        llm = parser.add_argument_group(
+            "language model (docs/llm-judges.md)",
+            "the model at TOPPREF_LLM_BASE_URL (key TOPPREF_LLM_API_KEY) judges alone (--provider llm) or "
+            "first, leaving the pairs it is unsure of to people (a human provider with --llm-model)",
+        )
+        llm.add_argument(
+            "--llm-model", default="", help="the model's name at the server (e.g. gpt-4o, llama3.1)"
+        )
+        llm.add_argument(
+            "--llm-prompt",
+            type=argparse.FileType("r", encoding="utf-8"),
+            default=None,
+            help="prompt template file with {question}, {passage_1}, {passage_2} "
+            "(default: Arabzadeh and Clarke's preference prompt, SIGIR 2025)",
+        )
+        llm.add_argument(
+            "--llm-price-in", type=usd, default=Decimal("0"), help="USD per million prompt tokens"
+        )
+        llm.add_argument(
+            "--llm-price-out", type=usd, default=Decimal("0"), help="USD per million completion tokens"
+        )
+        llm.add_argument(
+            "--llm-max-concurrency", type=int, default=8, help="requests to the model at a time (default 8)"
+        )
 
     def handle(self, *args, **options):
         collection = Collection.objects.current().filter(name=options["collection"]).first()
@@ -108,13 +132,23 @@ class Command(BaseCommand):
         # Names are unique per owner: only the owner's own campaigns can be in the way.
         if Campaign.objects.filter(name=options["name"], owner=owner).exists():
             raise CommandError(f"a campaign named {options['name']!r} exists already")
+        is_llm_only = options["provider"] == Campaign.Provider.LLM
+        pay = options["pay"]
+        if pay is None:
+            pay = Decimal("0") if is_llm_only else DEFAULT_PRICING.pay_per_hit
         fee = options["fee"]
         if fee is None:
             fee = (
-                Decimal("0.40")
+                Decimal("0")
+                if is_llm_only
+                else Decimal("0.40")
                 if options["provider"] == Campaign.Provider.LOCAL
-                else crowd_fee_usd(options["provider"], reward_usd=options["pay"])
+                else crowd_fee_usd(options["provider"], reward_usd=pay)
             )
+        prompt = ""
+        if options["llm_prompt"] is not None:
+            with options["llm_prompt"] as handle:
+                prompt = handle.read()
         try:
             campaign = campaign_create(
                 collection=collection,
@@ -130,11 +164,16 @@ class Command(BaseCommand):
                 seed=options["seed"],
                 preferences_per_hit=options["preferences_per_hit"],
                 challenges_per_hit=options["challenges_per_hit"],
-                pay_per_hit_usd=options["pay"],
+                pay_per_hit_usd=pay,
                 fee_per_hit_usd=fee,
                 budget_usd=options["budget"],
                 provider=options["provider"],
                 owner=owner,
+                llm_model=options["llm_model"],
+                llm_prompt=prompt,
+                llm_price_in_usd=options["llm_price_in"],
+                llm_price_out_usd=options["llm_price_out"],
+                llm_max_concurrency=options["llm_max_concurrency"],
             )
         except CampaignConfigError as error:
             raise CommandError(str(error), returncode=2) from None
@@ -147,4 +186,5 @@ class Command(BaseCommand):
                 else ""
             )
             + ("" if campaign.provider == Campaign.Provider.LOCAL else f" provider={campaign.provider}")
+            + (f" model={campaign.llm_model}" if campaign.has_llm else "")
         )

@@ -22,7 +22,8 @@ class Command(BaseCommand):
     help = (
         "Publish a running campaign's unpublished HITs to its crowd provider (MTurk, Prolific or local), "
         "within its budget and the provider's balance; --dry-run prints HITs, assignments, pay, fees and total "
-        "cost and publishes nothing."
+        "cost and publishes nothing. A campaign with a language model lets it judge first (with a progress "
+        "bar); --dry-run estimates its tokens and cost from the passage lengths."
     )
 
     def add_arguments(self, parser):
@@ -35,9 +36,25 @@ class Command(BaseCommand):
 
     def handle(self, *args, name, max_hits, dry_run, owner, **options):
         campaign = campaign_for_command(name, owner)
+        bar = None
+
+        def progress(done: int, total: int) -> None:
+            nonlocal bar
+            if bar is None:
+                from tqdm import tqdm
+
+                bar = tqdm(desc=f"{campaign.llm_model} questions", unit="q", file=self.stderr._out)
+            bar.total = total
+            bar.update(done - bar.n)
+
         try:
-            report = campaign_publish(campaign=campaign, max_hits=max_hits, is_dry_run=dry_run)
+            report = campaign_publish(
+                campaign=campaign, max_hits=max_hits, is_dry_run=dry_run, llm_progress=progress
+            )
         except (CampaignStateError, CrowdError) as error:
             raise CommandError(f"campaign {name}: {error}") from None
+        finally:
+            if bar is not None:
+                bar.close()
         for line in report.lines():
             self.stdout.write(line)

@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand
 
 from judging.management.campaign_lookup import campaign_for_command, campaign_owner_argument
 from judging.selectors import campaign_progress
+from judging.selectors.llm import campaign_llm_usage
 
 
 class Command(BaseCommand):
@@ -20,8 +21,9 @@ class Command(BaseCommand):
     def handle(self, *args, name, owner, **options):
         campaign = campaign_for_command(name, owner, returncode=2)
         progress = campaign_progress(campaign=campaign)
+        llm = campaign_llm_usage(campaign=campaign)
         if options["json"]:
-            self.stdout.write(json.dumps({"campaign": campaign.name} | progress.as_json()))
+            self.stdout.write(json.dumps({"campaign": campaign.name} | progress.as_json() | {"llm": llm}))
             return
         budget = "no budget" if progress.budget_usd is None else f"budget {progress.budget_usd} USD"
         hits = ", ".join(f"{n} {status}" for status, n in progress.hits.items())
@@ -38,6 +40,12 @@ class Command(BaseCommand):
             f"awaiting confirmation: {progress.hits_awaiting_confirmation} HIT(s) submitted, "
             f"{progress.judgments_unconfirmed} unconfirmed answer(s) (stored, not counted)",
         ]
+        if llm is not None:
+            lines.append(
+                f"model {llm['model']}: {llm['requests']} request(s), {llm['cached']} from the cache, "
+                f"{llm['tokens_in']} tokens in, {llm['tokens_out']} out, {llm['cost_usd']:.4f} USD; "
+                f"{llm['position_inconsistent']} position-inconsistent, {llm['failed']} failed"
+            )
         if progress.publish_note:
             lines.append(f"publishing stopped: {progress.publish_note}")
         self.stdout.write("\n".join(lines))
