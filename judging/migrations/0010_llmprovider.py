@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('judging', '0007_assignment_challenge_counts'),
+        ('judging', '0009_judgeux'),
         ('pools', '0004_tenancy'),
     ]
 
