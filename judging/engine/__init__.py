@@ -61,10 +61,18 @@ from judging.engine.judges import (
     JudgeReliability,
     JudgeVote,
     TopicConfidence,
+    fit_item_world,
     fit_judge_model,
 )
 from judging.engine.judgment_log import JudgmentLogError, JudgmentRecord, read_judgment_log
-from judging.engine.oracles import NoisyOracle, Oracle, PerfectOracle, ReplayOracle, fit_reversal_by_gap
+from judging.engine.oracles import (
+    ItemScoreOracle,
+    NoisyOracle,
+    Oracle,
+    PerfectOracle,
+    ReplayOracle,
+    fit_reversal_by_gap,
+)
 from judging.engine.pairing import pairing_graph
 from judging.engine.params import (
     CULLING_RULES,
@@ -104,6 +112,7 @@ from judging.engine.topic import (
 from judging.engine.tournament import Tournament, tournament_judgment_bound
 
 __all__ = [
+    "ItemScoreOracle",
     "DEFAULT_JUDGE_MODEL_PARAMS",
     "ChallengeAnswer",
     "ItemConfidence",
@@ -112,6 +121,7 @@ __all__ = [
     "JudgeReliability",
     "JudgeVote",
     "TopicConfidence",
+    "fit_item_world",
     "fit_judge_model",
     "MAX_OPPONENTS",
     "MAX_PER_HIT",

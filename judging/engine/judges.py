@@ -42,6 +42,7 @@ FloatArray = npt.NDArray[np.float64]
 # Judges' reliabilities are kept inside (MIN_ETA, MAX_ETA): a judge of eta exactly 1 would make one contrary vote
 # impossible and the likelihood unbounded.
 MIN_ETA, MAX_ETA = 0.0, 0.995
+CLOSENESS = 1.0
 
 
 class JudgeVote(NamedTuple):
@@ -300,6 +301,7 @@ def fit_judge_model(
     k: int = 5,
     params: JudgeModelParams = DEFAULT_JUDGE_MODEL_PARAMS,
     seed: int = 0,
+    start: JudgeModel | None = None,
 ) -> JudgeModel:
     """Fit item scores and judge reliabilities (module docstring) to ``votes`` (topic -> votes ``(item_a, item_b,
     winner or None for a tie, judge)``) and ``challenges`` (``(judge, passed)``), with the NIST ``grades`` (topic
@@ -307,7 +309,8 @@ def fit_judge_model(
 
     ``candidates`` (topic -> docids) defaults to the items of a topic's votes and grades; a topic with candidates
     and no votes gets its prior alone. Raises ``ValueError`` on a vote not between two candidates of its topic, a
-    winner outside its pair, or k < 1."""
+    winner outside its pair, or k < 1. ``start``, an earlier fit, gives the starting reliabilities and prior (a
+    campaign refitted after each round needs fewer ``iterations`` that way)."""
     params.validate()
     if k < 1:
         raise ValueError(f"k must be at least 1 (got {k})")
@@ -339,9 +342,11 @@ def fit_judge_model(
     challenge_list = [(judge, bool(passed)) for judge, passed in challenges]
 
     judge_names = sorted({j for d in data.values() for j in d.judges} | {j for j, _ in challenge_list})
-    crowd_eta = params.eta_prior
-    eta = dict.fromkeys(judge_names, crowd_eta)
-    grade_scale, prior_sd = params.grade_scale, params.prior_sd
+    crowd_eta = params.eta_prior if start is None else start.crowd_eta
+    eta = {j: crowd_eta if start is None else start.reliability(j) for j in judge_names}
+    grade_scale, prior_sd = (
+        (params.grade_scale, params.prior_sd) if start is None else (start.grade_scale, start.prior_sd)
+    )
     posteriors: dict[str, TopicPosterior] = {}
     for _ in range(params.iterations):
         posteriors = {
@@ -494,3 +499,93 @@ def _eta_mode(leans: FloatArray, prior: float, weight: float) -> float:
         else:
             high = middle
     return (low + high) / 2
+
+
+def fit_item_world(
+    log: Iterable[tuple[str, str, str]],
+    *,
+    candidates: Mapping[str, Sequence[str]],
+    grades: Mapping[str, Mapping[str, float]],
+    params: JudgeModelParams = DEFAULT_JUDGE_MODEL_PARAMS,
+) -> JudgeModel:
+    """The judge model fitted to a judgment log (``(topic, winner, loser)`` records, as the released crowd logs
+    hold, without worker ids: the log is one judge, ``"log"``) over ``candidates`` plus the items the log judged,
+    the NIST ``grades`` as prior. Its ``scores`` and ``crowd_eta`` define an item-score world
+    (``oracles.ItemScoreOracle``) that fits the log and whose truth is known. Topics of the log without
+    candidates are left out."""
+    pools = {topic: set(docids) for topic, docids in candidates.items()}
+    votes: dict[str, list[tuple[str, str, str | None, str]]] = {topic: [] for topic in pools}
+    for topic, winner, loser in log:
+        if topic in pools:
+            pools[topic].update((winner, loser))
+            votes[topic].append((winner, loser, winner, "log"))
+    return fit_judge_model(
+        votes, candidates={t: sorted(p) for t, p in pools.items()}, grades=grades, k=1, params=params
+    )
+
+
+def model_round_pairs(
+    model: JudgeModel,
+    votes: Mapping[str, Mapping[tuple[str, str], int]],
+    *,
+    max_votes: int,
+    confidence: float,
+    pairs_per_item: int = 1,
+    limit: int | None = None,
+) -> dict[str, list[tuple[str, str]]]:
+    """The pairs of one round chosen by the judge model: the pairs whose answer would most settle the places
+    still in doubt. An item's doubt is p_top_k (1 - p_top_k) + p_best (1 - p_best); a pair's value is the sum of
+    its items' doubts times 4 p (1 - p), p the model's probability that the first wins (a pair the model is sure
+    of teaches little), divided by 1 + the votes it already has. A topic whose every item has max(p_top_k, 1 - p_top_k) >= ``confidence`` and whose best
+    has p_best >= ``confidence`` is settled and gets no pair. Pairs are taken by value over all topics (ties by
+    topic and pair), each item in at most ``pairs_per_item`` pairs, no pair past ``max_votes`` votes (``votes``:
+    topic -> pair ``(a, b)`` with a < b -> votes so far), at most ``limit`` pairs in all. Pairs come back as
+    ``(a, b)`` with a < b.
+
+    The design follows the active top-k selection of Heckel, Shah, Ramchandran and Wainwright ("Active ranking
+    from pairwise comparisons and when parametric assumptions do not help", Annals of Statistics 2019): spend
+    comparisons only on the items whose side of the top-k boundary is still uncertain; it batches them as Yan,
+    Luo, Clarke et al. ask of human judges ("Human Preferences as Dueling Bandits", SIGIR 2022, section 4):
+    rounds in parallel, repeats per pair limited."""
+    options: list[tuple[float, str, tuple[str, str]]] = []
+    for topic in sorted(model.topics):
+        items = model.topics[topic].items
+        if len(items) < 2:
+            continue
+        best = max(item.p_best for item in items)
+        if min(max(i.p_top_k, 1 - i.p_top_k) for i in items) >= confidence and best >= confidence:
+            continue
+        doubt = [i.p_top_k * (1 - i.p_top_k) + i.p_best * (1 - i.p_best) for i in items]
+        asked = votes.get(topic, {})
+        for x, a in enumerate(items):
+            for y in range(x + 1, len(items)):
+                b = items[y]
+                if doubt[x] + doubt[y] < 1e-6:
+                    continue
+                key = (a.docid, b.docid) if a.docid < b.docid else (b.docid, a.docid)
+                if asked.get(key, 0) >= max_votes:
+                    continue
+                spread = math.sqrt(1.0 + math.pi * (a.sd**2 + b.sd**2) / 8.0)
+                p = 1.0 / (1.0 + math.exp(-(a.score - b.score) / spread))
+                # A pair asked n times before is worth 1/(n+1) of a fresh one: a near tie of the real crowd
+                # splits its votes however often it is asked (Yan et al., section 5).
+                value = (doubt[x] + doubt[y]) * (4 * p * (1 - p)) ** CLOSENESS / (1 + asked.get(key, 0))
+                options.append((-value, topic, key))
+    options.sort()
+    used: dict[tuple[str, str], int] = {}
+    chosen: dict[str, list[tuple[str, str]]] = {}
+    taken = 0
+    for value, topic, (first, second) in options:
+        if limit is not None and taken >= limit:
+            break
+        if (
+            value > -1e-9
+            or used.get((topic, first), 0) >= pairs_per_item
+            or used.get((topic, second), 0) >= pairs_per_item
+        ):
+            continue
+        used[(topic, first)] = used.get((topic, first), 0) + 1
+        used[(topic, second)] = used.get((topic, second), 0) + 1
+        chosen.setdefault(topic, []).append((first, second))
+        taken += 1
+    return chosen
