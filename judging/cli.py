@@ -558,13 +558,23 @@ def plan_command(args: argparse.Namespace) -> int:
             hit_shape=hit_shape,
             pricing=pricing,
             error_rate=args.error_rate,
+            max_judgments=args.max_judgments,
         )
         # The paper's procedure on the same pools and crowd, to choose the mode by: under a crowd that errs
         # often the adaptive mode calls most pairs ties and spends more for less (docs/decisions.md
         # "Adaptive mode").
         plan["crowd"] = {
             name: crowd_plan[name]
-            for name in ("judgments", "hits", "cost_usd", "rounds", "p_lost", "p_lost_se")
+            for name in (
+                "judgments",
+                "hits",
+                "cost_usd",
+                "rounds",
+                "p_lost",
+                "p_lost_se",
+                "top_k_recall",
+                "best_first",
+            )
         }
     else:
         plan = crowd_plan
@@ -592,9 +602,23 @@ def adaptive_plan_summary(plan: dict) -> str:
             f"costing about ${plan['cost_usd']:,.2f}; about {plan['pairs_tied']:,.0f} pairs end as ties.",
             f"Risk: about {_article(_percent(plan['p_lost']))} {_percent(plan['p_lost'])} chance per topic that "
             f"the output misses a true top-{plan['k']} passage.",
+            *_quality_comparison(plan),
             *_crowd_comparison(plan),
         ]
     )
+
+
+def _quality_comparison(plan: dict) -> list[str]:
+    """With a budget (--max-judgments): the quality it buys, expected top-k recall and best-first, beside the
+    paper's procedure's at the same crowd."""
+    if plan.get("max_judgments") is None:
+        return []
+    crowd = plan.get("crowd", {})
+    return [
+        f"Within {plan['max_judgments']:,} judgments: expected top-{plan['k']} recall {plan['top_k_recall']:.3f} "
+        f"and the true best first in {plan['best_first']:,.1f} of {plan['topics']} topics (the paper's "
+        f"procedure: {crowd.get('top_k_recall', float('nan')):.3f} and {crowd.get('best_first', float('nan')):,.1f})."
+    ]
 
 
 def _crowd_comparison(plan: dict) -> list[str]:
