@@ -526,6 +526,8 @@ def plan_command(args: argparse.Namespace) -> int:
             raise ValueError(f"--trials must be at least 1 (got {args.trials})")
         if args.pool_size is None and args.qrels is None:
             raise ValueError("give --qrels or --pool-size")
+        if args.max_judgments is not None and adaptive is None:
+            raise ValueError("--max-judgments needs --mode adaptive")
         if args.pool_size is not None and args.pool_size < 0:
             raise ValueError(f"--pool-size must be non-negative (got {args.pool_size})")
     except ValueError as error:

@@ -139,3 +139,22 @@ def test_bad_judge_model_parameters_exit_2_writing_nothing(tmp_path, capsys, arg
     )
     assert (status, stdout) == (2, "") and message in stderr
     assert not confidence.exists()
+
+
+def test_plan_prices_quality_at_a_budget_beside_the_papers_procedure(capsys):
+    status = main(
+        ["plan", "--pool-size", "30", "--mode", "adaptive", "--max-judgments", "120", "--error-rate", "0.2",
+         "--trials", "2", "-k", "3", "-F", "6", "-P", "4"]
+    )  # fmt: skip
+    captured = capsys.readouterr()
+    plan = json.loads(captured.out)
+    assert status == 0 and plan["max_judgments"] == 120
+    assert plan["judgments_max"] <= 120
+    assert 0 <= plan["top_k_recall"] <= 1 and 0 <= plan["best_first"] <= 1
+    assert 0 <= plan["crowd"]["top_k_recall"] <= 1 and "best_first" in plan["crowd"]
+    assert "Within 120 judgments: expected top-3 recall" in captured.err
+
+
+def test_plan_max_judgments_needs_the_adaptive_mode(capsys):
+    status = main(["plan", "--pool-size", "30", "--max-judgments", "120"])
+    assert status == 2 and "--max-judgments needs --mode adaptive" in capsys.readouterr().err
