@@ -60,7 +60,8 @@ def test_recovers_known_reliabilities_and_scores():
     assert model.judges["random"].eta < 0.15
     # and the scores follow the true ones
     correlations = [
-        np.corrcoef([truth[t][d] for d in model.scores[t]], list(model.scores[t].values()))[0, 1] for t in truth
+        np.corrcoef([truth[t][d] for d in model.scores[t]], list(model.scores[t].values()))[0, 1]
+        for t in truth
     ]
     assert float(np.mean(correlations)) > 0.85
     assert model.judges["good"].votes + model.judges["fair"].votes + model.judges["random"].votes == 25 * 200
