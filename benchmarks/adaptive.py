@@ -196,10 +196,18 @@ def main() -> int:
     parser.add_argument("--processes", type=int, default=2, help="the machine is shared: keep it modest")
     parser.add_argument("--json", type=Path, help="also write the rows here")
     parser.add_argument("--no-figure", action="store_true")
-    parser.add_argument("--figure-from", type=Path, help="only redraw the figure from rows written by --json")
+    parser.add_argument(
+        "--figure-from",
+        type=Path,
+        help="only print the tables and redraw the figure from rows written by --json",
+    )
     args = parser.parse_args()
     if args.figure_from:
-        plot(json.loads(args.figure_from.read_text()))
+        rows = json.loads(args.figure_from.read_text())
+        print_table(rows)
+        print_calibration(rows)
+        print_goals(rows)
+        plot(rows)
         return 0
     global _WITH_TAU
     _WITH_TAU = not args.no_tau
@@ -278,18 +286,18 @@ def _collect(pool, tasks: list, results: dict, log: Path | None) -> None:
 
 
 def print_calibration(rows: list[dict]) -> None:
-    """The judge model's p_top_k in bins of 0.1 against the observed fraction in the true top-5, pooled over the
-    noisy judges (every judge but the consistent one) and seeds, per mode and for all modes."""
+    """The judge model's p_top_k in bins of 0.1 against the observed fraction in the true top-5, per noisy judge
+    (every judge but the consistent one; its modes and seeds pooled) and pooled over them all."""
     noisy = [r for r in rows if r["judge"] != "oracle"]
-    modes = sorted({r["mode"] for r in noisy}, key=MODES.index)
+    judges = list(dict.fromkeys(r["judge"] for r in noisy))
     print()
-    print("| p_top_k bin | " + " | ".join(f"{m}: items, reported, observed" for m in modes) + " | all |")
-    print("|" + "---|" * (len(modes) + 2))
+    print("| p_top_k bin | " + " | ".join(f"{j}: items, reported, observed" for j in judges) + " | all |")
+    print("|" + "---|" * (len(judges) + 2))
     for b in range(10):
         cells = []
         pooled = [0.0, 0.0, 0.0]
-        for mode in modes:
-            slot = [sum(r["calibration"][b][i] for r in noisy if r["mode"] == mode) for i in range(3)]
+        for judge in judges:
+            slot = [sum(r["calibration"][b][i] for r in noisy if r["judge"] == judge) for i in range(3)]
             pooled = [x + y for x, y in zip(pooled, slot, strict=True)]
             cells.append(_calibration_cell(slot))
         print(
@@ -453,8 +461,12 @@ def plot(rows: list[dict]) -> None:
     ax.plot([], [], color="grey", linestyle="--", label="discriminability (oracle, 2)")
     ax.margins(x=0.1, y=0.06)
     ax.set_xlabel("cost (USD, $2.40 per HIT of 10 preferences + 3 challenges)")
-    ax.set_ylabel("top-5 recall, tie-aware (mean over seeds; crowd-log-items: against its own truth)")
-    ax.set_title("TREC CAsT 2019, 173 questions: cost against recall by judge noise")
+    ax.set_ylabel("top-5 recall, tie-aware (mean over seeds)")
+    ax.set_title(
+        "TREC CAsT 2019, 173 questions: cost against recall by judge noise\n"
+        "(crowd-log-items scored against its item-score world's own truth)",
+        fontsize=10,
+    )
     ax.grid(True, alpha=0.3)
     ax.legend(loc="lower left")
     fig.tight_layout()
