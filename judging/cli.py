@@ -414,7 +414,13 @@ def simulate_command(args: argparse.Namespace) -> int:
         summary["noise_fit"] = {str(gap): round(fit["p"], 6) for gap, fit in reversal_fit.items()}
     summary["seed"] = args.seed
     summary.update(_agreement_with_oracle(result, PerfectOracle(values), pools, args.k))
-    if args.mode == "adaptive" and args.discriminability is None and reversal_fit is None and log is None:
+    if (
+        args.mode == "adaptive"
+        and args.discriminability is None
+        and reversal_fit is None
+        and log is None
+        and world is None
+    ):
         # What no method can beat with at most --max-votes answers per pair when reversals do not depend on
         # the items (``best_first_ceiling``): the figure to read oracle_same_best_tie_aware against.
         error_rate = args.error_rate or 0.0
