@@ -5,8 +5,16 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from judging.engine import AdaptiveParams, NoisyOracle, PerfectOracle, simulate_adaptive
+from judging.engine import (
+    AdaptiveParams,
+    AdaptiveState,
+    ErrorEvidence,
+    NoisyOracle,
+    PerfectOracle,
+    simulate_adaptive,
+)
 from judging.engine.judges import ItemConfidence, JudgeModel, TopicConfidence, model_round_pairs
+from judging.engine.simulator import noise_depends_on_items
 
 
 def _world(topics, size, seed):
@@ -41,9 +49,9 @@ def test_a_noisy_crowd_at_a_budget_stops_there_within_the_caps(seed, budget, max
     assert sum(len(v) for v in result.judge_votes.values()) == result.judgments
 
 
-def test_a_noisy_crowd_spends_the_budget_on_model_rounds_and_beats_guessing():
+def test_a_crowd_erring_on_close_pairs_spends_the_budget_and_beats_guessing():
     values, pools, nonrelevant = _world(6, 14, 3)
-    oracle = NoisyOracle(values, rng=random.Random(3), error_rate=0.2)
+    oracle = NoisyOracle(values, rng=random.Random(3), discriminability=0.3)
     result = simulate_adaptive(
         pools,
         oracle,
@@ -97,3 +105,28 @@ def test_model_round_pairs_keeps_items_pairs_and_votes_within_their_caps():
     assert all(a < b for a, b in pairs)
     for docid in (f"d{i}" for i in range(6)):
         assert sum(docid in pair for pair in pairs) <= 2
+
+
+def _evidence(challenges, failures, pair_votes):
+    evidence = ErrorEvidence()
+    for n in range(challenges):
+        evidence.challenge(f"w{n % 7}", failed=n < failures)
+    votes = {(f"a{n}", f"b{n}"): tuple(pair) for n, pair in enumerate(pair_votes)}
+    candidates = tuple(sorted({d for key in votes for d in key}))
+    return evidence, [AdaptiveState(topic="t", candidates=candidates, votes=votes)]
+
+
+def test_model_rounds_are_for_a_crowd_that_errs_on_close_pairs():
+    split = [((f"a{n}", "w1"), (f"b{n}", "w2")) for n in range(150)]
+    agreed = [((f"a{n}", "w1"), (f"a{n}", "w2")) for n in range(150, 400)]
+    # repeated pairs split far more often than challenges fail: errors on close pairs
+    evidence, states = _evidence(1000, 60, split + agreed)
+    assert noise_depends_on_items(evidence, states, waves=2)
+    # not before the audit rounds have shown the crowd
+    assert not noise_depends_on_items(evidence, states, waves=1)
+    # a crowd failing challenges as often as it splits pairs reverses at random
+    evidence, states = _evidence(1000, 180, split + agreed)
+    assert not noise_depends_on_items(evidence, states, waves=2)
+    # and a clean crowd keeps the closure rounds
+    evidence, states = _evidence(1000, 0, agreed)
+    assert not noise_depends_on_items(evidence, states, waves=2)
