@@ -32,6 +32,8 @@ from judging.engine import (
     AdaptiveParams,
     CrowdParams,
     HitShape,
+    ItemScoreOracle,
+    JudgeModel,
     JudgmentLogError,
     JudgmentRecord,
     NoisyOracle,
@@ -41,6 +43,7 @@ from judging.engine import (
     best_first_ceiling,
     challenge_nonrelevant,
     decisive_records,
+    fit_item_world,
     fit_reversal_by_gap,
     plan_adaptive,
     plan_bounds_check,
@@ -111,6 +114,25 @@ def _register_simulate(subparsers: argparse._SubParsersAction) -> None:
         metavar="LOG",
         help="reverse a judgment with the probability measured, by the pair's difference of preference level, "
         "on this judgment log (topic docidA docidB winner) against --oracle",
+    )
+    simulate.add_argument(
+        "--noise-model",
+        choices=("gap", "items"),
+        default="gap",
+        help="with --noise-from: gap (default) reverses judgments by level gap against --oracle; items fits "
+        "per-topic Bradley-Terry scores to the log (NIST grades as prior) and judges from them, and every "
+        "oracle_* key is then scored against that world's truth (docs/judge-model.md)",
+    )
+    simulate.add_argument(
+        "--truth-out",
+        type=Path,
+        help="write the truth the oracle_* keys are scored against as qrels (topic Q0 docid value)",
+    )
+    simulate.add_argument(
+        "--confidence-out",
+        type=Path,
+        help="write topic<TAB>docid<TAB>p_top_k<TAB>p_best for every candidate of every topic, from the judge "
+        "model fitted to the campaign's judgments (docs/judge-model.md)",
     )
     simulate.add_argument(
         "--replay",
@@ -250,7 +272,15 @@ def _add_adaptive_arguments(parser: argparse.ArgumentParser) -> None:
         type=finite_float,
         default=defaults.confidence,
         help="adaptive mode: the probability that a confirmed pair's order is right "
-        f"(default {defaults.confidence})",
+        f"(default {defaults.confidence}); with --max-judgments, the probability every topic's top-k is right "
+        "at which judging stops",
+    )
+    parser.add_argument(
+        "--max-judgments",
+        type=bounded_int(1, 10_000_000),
+        default=None,
+        help="adaptive mode: the budget; once a noisy crowd is seen, rounds are chosen by the judge model "
+        "(docs/judge-model.md) and judging stops at this many judgments",
     )
 
 
@@ -305,10 +335,15 @@ def simulate_command(args: argparse.Namespace) -> int:
             raise ValueError(f"--discriminability must be positive (got {args.discriminability})")
         if args.replay is not None and args.judge_log is not None:
             raise ValueError("give --replay or --judge-log, not both")
+        if args.noise_model == "items" and args.noise_from is None:
+            raise ValueError("--noise-model items needs --noise-from LOG")
+        if args.max_judgments is not None and args.mode != "adaptive":
+            raise ValueError("--max-judgments needs --mode adaptive")
     except ValueError as error:
         return _fail("simulate", str(error), EXIT_BAD_PARAMETERS)
-    if args.out is not None:
-        output_file(args.out)
+    for path in (args.out, args.truth_out, args.confidence_out):
+        if path is not None:
+            output_file(path)
     for path in (args.qrels, args.oracle, args.replay, args.noise_from, args.judge_log):
         if path is not None:
             input_file(path)
@@ -319,10 +354,26 @@ def simulate_command(args: argparse.Namespace) -> int:
 
     # The assessor's own noise gets its own stream, so switching noise on does not change the pairings.
     oracle_rng = random.Random(f"{args.seed}:assessor")
+    pools = {topic: sorted(pool) for topic, pool in thin_qrels(graded, args.k).items()}
+    world = None
+    if noise_log is not None and args.noise_model == "items":
+        world = fit_item_world(
+            [(r.topic, r.winner, r.loser) for r in noise_log if r.topic in pools],
+            candidates=pools,
+            grades=graded,
+        )
+        if not any(world.scores.get(topic) for topic in {r.topic for r in noise_log}):
+            raise DataError(f"{args.noise_from}: no judgment of a topic of {args.qrels}")
+        # The world's truth replaces --oracle: the judges answer from it and every oracle_* key is scored
+        # against it.
+        values = {topic: dict(scores) for topic, scores in world.scores.items()}
+        noise_log = None
     reversal_fit = fit_reversal_by_gap(noise_log, values) if noise_log is not None else None
     if reversal_fit is not None and not reversal_fit:
         raise DataError(f"{args.noise_from}: no judgment of a topic of {args.oracle}")
-    if args.error_rate is not None or args.discriminability is not None or reversal_fit is not None:
+    if world is not None:
+        oracle = ItemScoreOracle(world.scores, rng=oracle_rng, reliability=world.crowd_eta)
+    elif args.error_rate is not None or args.discriminability is not None or reversal_fit is not None:
         oracle = NoisyOracle(
             values,
             rng=oracle_rng,
@@ -336,7 +387,6 @@ def simulate_command(args: argparse.Namespace) -> int:
         oracle = ReplayOracle(log, fallback=oracle)
     elif args.judge_log is not None:
         oracle = ReplayOracle(_judge_log(args.judge_log), fallback=oracle, reuse_last=False)
-    pools = {topic: sorted(pool) for topic, pool in thin_qrels(graded, args.k).items()}
     if args.mode == "crowd":
         shown = {docid for pool in pools.values() for docid in pool}
         nonrelevant = {topic: challenge_nonrelevant(topic, graded, shown=shown) for topic in pools}
@@ -359,6 +409,8 @@ def simulate_command(args: argparse.Namespace) -> int:
             hit_shape=hit_shape,
             pricing=pricing,
             nonrelevant=nonrelevant,
+            max_judgments=args.max_judgments,
+            grades=graded,
         )
     else:
         result = simulate_tournament(pools, oracle, k=args.k, seed=args.seed)
@@ -369,11 +421,20 @@ def simulate_command(args: argparse.Namespace) -> int:
         summary.update({"F": params.F, "P": params.P, "culling": params.culling})
     elif args.mode == "adaptive":
         summary.update({"F": adaptive.F, "max_votes": adaptive.max_votes, "confidence": adaptive.confidence})
+    if world is not None:
+        summary["noise_model"] = "items"
+        summary["world_reliability"] = round(world.crowd_eta, 6)
     if reversal_fit is not None:
         summary["noise_fit"] = {str(gap): round(fit["p"], 6) for gap, fit in reversal_fit.items()}
     summary["seed"] = args.seed
     summary.update(_agreement_with_oracle(result, PerfectOracle(values), pools, args.k))
-    if args.mode == "adaptive" and args.discriminability is None and reversal_fit is None and log is None:
+    if (
+        args.mode == "adaptive"
+        and args.discriminability is None
+        and reversal_fit is None
+        and log is None
+        and world is None
+    ):
         # What no method can beat with at most --max-votes answers per pair when reversals do not depend on
         # the items (``best_first_ceiling``): the figure to read oracle_same_best_tie_aware against.
         error_rate = args.error_rate or 0.0
@@ -393,6 +454,17 @@ def simulate_command(args: argparse.Namespace) -> int:
         except OSError as error:
             return _fail("simulate", f"cannot write {args.out}: {error.strerror}", EXIT_BAD_INPUT)
         summary["out"] = str(args.out)
+    try:
+        if args.truth_out is not None:
+            _write_qrels(args.truth_out, {topic: dict(values.get(topic, {})) for topic in pools})
+            summary["truth_out"] = str(args.truth_out)
+        if args.confidence_out is not None:
+            model = result.confidence(pools, graded, seed=args.seed)
+            _write_confidence(args.confidence_out, model)
+            summary["confidence_out"] = str(args.confidence_out)
+            summary["judge_reliability"] = round(model.crowd_eta, 6)
+    except OSError as error:
+        return _fail("simulate", f"cannot write {error.filename}: {error.strerror}", EXIT_BAD_INPUT)
     print(json.dumps(summary, indent=2))
     return 0
 
@@ -448,6 +520,14 @@ def _write_qrels(path: Path, preferences: dict[str, dict[str, float]]) -> None:
         )
 
 
+def _write_confidence(path: Path, model: JudgeModel) -> None:
+    """``topic<TAB>docid<TAB>p_top_k<TAB>p_best`` for every candidate, topics in order, best score first."""
+    with open(path, "w", encoding="utf-8") as out:
+        for topic in sorted(model.topics):
+            for item in model.topics[topic].items:
+                out.write(f"{topic}\t{item.docid}\t{item.p_top_k:.4f}\t{item.p_best:.4f}\n")
+
+
 def _read_qrels(path: Path, command: str) -> dict[str, dict[str, float]]:
     """The qrels at ``path``, or :class:`DataError` with the reader's ``file:line: problem``; an empty file is
     a warning (every topic then has an empty pool)."""
@@ -475,6 +555,8 @@ def plan_command(args: argparse.Namespace) -> int:
             raise ValueError(f"--trials must be at least 1 (got {args.trials})")
         if args.pool_size is None and args.qrels is None:
             raise ValueError("give --qrels or --pool-size")
+        if args.max_judgments is not None and adaptive is None:
+            raise ValueError("--max-judgments needs --mode adaptive")
         if args.pool_size is not None and args.pool_size < 0:
             raise ValueError(f"--pool-size must be non-negative (got {args.pool_size})")
     except ValueError as error:
@@ -507,13 +589,23 @@ def plan_command(args: argparse.Namespace) -> int:
             hit_shape=hit_shape,
             pricing=pricing,
             error_rate=args.error_rate,
+            max_judgments=args.max_judgments,
         )
         # The paper's procedure on the same pools and crowd, to choose the mode by: under a crowd that errs
         # often the adaptive mode calls most pairs ties and spends more for less (docs/decisions.md
         # "Adaptive mode").
         plan["crowd"] = {
             name: crowd_plan[name]
-            for name in ("judgments", "hits", "cost_usd", "rounds", "p_lost", "p_lost_se")
+            for name in (
+                "judgments",
+                "hits",
+                "cost_usd",
+                "rounds",
+                "p_lost",
+                "p_lost_se",
+                "top_k_recall",
+                "best_first",
+            )
         }
     else:
         plan = crowd_plan
@@ -541,9 +633,23 @@ def adaptive_plan_summary(plan: dict) -> str:
             f"costing about ${plan['cost_usd']:,.2f}; about {plan['pairs_tied']:,.0f} pairs end as ties.",
             f"Risk: about {_article(_percent(plan['p_lost']))} {_percent(plan['p_lost'])} chance per topic that "
             f"the output misses a true top-{plan['k']} passage.",
+            *_quality_comparison(plan),
             *_crowd_comparison(plan),
         ]
     )
+
+
+def _quality_comparison(plan: dict) -> list[str]:
+    """With a budget (--max-judgments): the quality it buys, expected top-k recall and best-first, beside the
+    paper's procedure's at the same crowd."""
+    if plan.get("max_judgments") is None:
+        return []
+    crowd = plan.get("crowd", {})
+    return [
+        f"Within {plan['max_judgments']:,} judgments: expected top-{plan['k']} recall {plan['top_k_recall']:.3f} "
+        f"and the true best first in {plan['best_first']:,.1f} of {plan['topics']} topics (the paper's "
+        f"procedure: {crowd.get('top_k_recall', float('nan')):.3f} and {crowd.get('best_first', float('nan')):,.1f})."
+    ]
 
 
 def _crowd_comparison(plan: dict) -> list[str]:

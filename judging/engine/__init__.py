@@ -15,6 +15,8 @@ the CLI simulator and a Celery task.
 - Adaptive mode (``adaptive.py``): ``AdaptiveState`` -> ``adaptive_round_open`` -> ``adaptive_round_close``
   with an ``ErrorModel`` from ``error_estimate``; pairs chosen from the confirmed comparison graph, a
   sequential test per pair, ties after ``max_votes``.
+- A model of every judge (``judges.py``): ``fit_judge_model`` (Bradley-Terry scores with a NIST-grade prior,
+  a Crowd-BT reliability per judge) gives every candidate's ``p_top_k`` and ``p_best``.
 - Dedicated assessors (section 4.2): ``Tournament`` (resumable through ``to_state``/``from_state``).
 - Quality control and HITs: ``challenge_pick``, ``challenge_nonrelevant``, ``pack_hits``, ``hit_layout`` (``SlotLayout``).
 - Simulated assessors: ``PerfectOracle``, ``NoisyOracle``, ``ReplayOracle`` (logs via ``read_judgment_log``).
@@ -53,6 +55,18 @@ from judging.engine.elimination import (
 )
 from judging.engine.hits import SlotLayout, hit_layout, pack_hits, pack_hits_distinct
 from judging.engine.judge_agreement import log_agreement
+from judging.engine.judges import (
+    DEFAULT_JUDGE_MODEL_PARAMS,
+    ChallengeAnswer,
+    ItemConfidence,
+    JudgeModel,
+    JudgeModelParams,
+    JudgeReliability,
+    JudgeVote,
+    TopicConfidence,
+    fit_item_world,
+    fit_judge_model,
+)
 from judging.engine.judgment_log import (
     JudgmentLogError,
     JudgmentRecord,
@@ -62,7 +76,14 @@ from judging.engine.judgment_log import (
     read_judgment_log,
     read_votes,
 )
-from judging.engine.oracles import NoisyOracle, Oracle, PerfectOracle, ReplayOracle, fit_reversal_by_gap
+from judging.engine.oracles import (
+    ItemScoreOracle,
+    NoisyOracle,
+    Oracle,
+    PerfectOracle,
+    ReplayOracle,
+    fit_reversal_by_gap,
+)
 from judging.engine.pairing import pairing_graph
 from judging.engine.params import (
     CULLING_RULES,
@@ -103,6 +124,17 @@ from judging.engine.topic import (
 from judging.engine.tournament import Tournament, tournament_judgment_bound
 
 __all__ = [
+    "ItemScoreOracle",
+    "DEFAULT_JUDGE_MODEL_PARAMS",
+    "ChallengeAnswer",
+    "ItemConfidence",
+    "JudgeModel",
+    "JudgeModelParams",
+    "JudgeReliability",
+    "JudgeVote",
+    "TopicConfidence",
+    "fit_item_world",
+    "fit_judge_model",
     "MAX_OPPONENTS",
     "MAX_PER_HIT",
     "MAX_PLAN_WORK",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping
@@ -130,6 +131,32 @@ def fit_reversal_by_gap(
         gap: {"judgments": n, "reversals": r, "p": (r + 0.5) / (n + 1)}
         for gap, (n, r) in sorted(counts.items())
     }
+
+
+class ItemScoreOracle:
+    """A crowd of one model (the "item-score world", docs/judge-model.md): in a topic, each item has a score,
+    and a judge prefers a over b with probability 1/2 + eta (sigma(s_a - s_b) - 1/2) (Bradley-Terry with the
+    Crowd-BT reliability eta of ``judges.py``). An item without a score (a non-relevant challenge item) loses to
+    any scored one whenever the judge follows the model. ``truth`` is the world's own order: a
+    ``PerfectOracle`` over the scores, against which a campaign is scored."""
+
+    def __init__(
+        self, scores: Mapping[str, Mapping[str, float]], *, rng: random.Random, reliability: float = 1.0
+    ) -> None:
+        if not 0.0 <= reliability <= 1.0:
+            raise ValueError(f"reliability must be in [0, 1] (got {reliability})")
+        self.scores = scores
+        self.reliability = reliability
+        self._rng = rng
+        self.truth = PerfectOracle(scores)
+
+    def prefer(self, topic_id: str, a: str, b: str) -> str:
+        topic = self.scores.get(topic_id, {})
+        if a in topic and b in topic:
+            p = 1.0 / (1.0 + math.exp(-(topic[a] - topic[b])))
+        else:
+            p = 0.5 if a not in topic and b not in topic else 1.0 if a in topic else 0.0
+        return a if self._rng.random() < 0.5 + self.reliability * (p - 0.5) else b
 
 
 class ReplayOracle:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from judging.engine.adaptive import AdaptiveParams
+from judging.engine.agreement import top_k_agreement
 from judging.engine.oracles import NoisyOracle, Oracle, PerfectOracle
 from judging.engine.params import DEFAULT_HIT_SHAPE, DEFAULT_PRICING, CrowdParams, HitShape, Pricing
 from judging.engine.simulator import SimulationResult, simulate_adaptive, simulate_crowd
@@ -146,6 +147,7 @@ def plan_campaign(
             ) from None
         for name in ("judgments", "hits", "cost_usd", "rounds"):
             totals[name].append(float(getattr(result, name)))
+        _add_quality(totals, result, values, params.k)
         culled.add_trial(true_orders, params.k, {t: _culled_in_stage1(result, t) for t in topics})
         lost.add_trial(
             true_orders,
@@ -188,6 +190,24 @@ def plan_campaign(
         tournament_judgment_bound(pool_sizes[t], params.k) for t in topics
     )
     return plan
+
+
+def _add_quality(
+    totals: dict[str, list[float]],
+    result: SimulationResult,
+    values: Mapping[str, Mapping[str, float]],
+    k: int,
+) -> None:
+    """One trial's ``top_k_recall`` (share of the true top-k found) and ``best_first`` (topics whose true best
+    is ranked first), against the trial's strict true orders (``top_k_agreement``)."""
+    agreement = top_k_agreement(
+        {topic: outcome.ranked for topic, outcome in result.topics.items()},
+        {topic: sorted(topic_values) for topic, topic_values in values.items()},
+        PerfectOracle(values),
+        k=k,
+    )
+    totals["top_k_recall"].append(agreement.recall if agreement.recall is not None else 1.0)
+    totals["best_first"].append(float(agreement.same_best))
 
 
 def _culled_in_stage1(result: SimulationResult, topic: str) -> set[str]:
@@ -254,10 +274,14 @@ def plan_adaptive(
     pricing: Pricing = DEFAULT_PRICING,
     error_rate: float = 0.0,
     max_seconds: float | None = None,
+    max_judgments: int | None = None,
 ) -> dict[str, Any]:
     """Monte-Carlo plan of an adaptive campaign (``adaptive.py``): each trial gives every topic a fresh random
     strict order and runs ``simulate_adaptive`` with a crowd that reverses each judgment with probability
-    ``error_rate`` (0: a consistent crowd). Returns ``judgments``, ``hits``, ``cost_usd``, ``rounds`` (means,
+    ``error_rate`` (0: a consistent crowd), within ``max_judgments`` when given (the judge model's rounds once
+    the crowd is seen to err: docs/judge-model.md). ``top_k_recall`` and ``best_first`` are the expected share
+    of the true top-k found and the expected number of topics with the true best first (both planners report
+    them). Returns ``judgments``, ``hits``, ``cost_usd``, ``rounds`` (means,
     ``*_sd``, ``judgments_min``/``judgments_max``), ``pairs_tied`` (mean) and the miss risk: ``p_lost`` (mean
     over topics with a pool of the probability that the output misses a true top-min(k, |C|) item, with
     ``p_lost_se``, ``p_lost_any_topic``, ``p_lost_by_rank``, ``p_lost_per_topic``); ``p_miss`` equals it (the
@@ -292,6 +316,7 @@ def plan_adaptive(
                 seed=rng.randrange(2**32),
                 hit_shape=hit_shape,
                 pricing=pricing,
+                max_judgments=max_judgments,
             )
         except _OutOfTime:
             raise PlanTimeExceededError(
@@ -299,6 +324,7 @@ def plan_adaptive(
             ) from None
         for name in ("judgments", "hits", "cost_usd", "rounds"):
             totals[name].append(float(getattr(result, name)))
+        _add_quality(totals, result, values, params.k)
         totals["pairs_tied"].append(float(result.vote_counts()["pairs_tied"]))
         lost.add_trial(
             true_orders,
@@ -313,6 +339,7 @@ def plan_adaptive(
         "max_votes": params.max_votes,
         "confidence": params.confidence,
         "error_rate": error_rate,
+        "max_judgments": max_judgments,
         "trials": trials,
         "topics": len(topics),
         "candidates": sum(pool_sizes.values()),

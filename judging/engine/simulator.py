@@ -10,12 +10,16 @@ all topics are packed into HITs, the oracle judges them, and every topic closes 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
 from judging.engine.adaptive import (
+    AUDIT_ROUNDS,
+    NOISY_RATE,
+    PRIOR_ANSWERS,
+    PRIOR_ERRORS,
     AdaptiveParams,
     AdaptiveState,
     ErrorEvidence,
@@ -27,10 +31,18 @@ from judging.engine.adaptive import (
     error_estimate,
     open_candidates,
     shuffled_workers,
+    vote_evidence,
 )
 from judging.engine.challenges import challenge_pick
 from judging.engine.elimination import RankedItem, preference_values
 from judging.engine.hits import hit_layout, pack_hits, pack_hits_distinct
+from judging.engine.judges import (
+    DEFAULT_JUDGE_MODEL_PARAMS,
+    JudgeModel,
+    JudgeModelParams,
+    fit_judge_model,
+    model_round_pairs,
+)
 from judging.engine.oracles import Oracle
 from judging.engine.params import DEFAULT_HIT_SHAPE, DEFAULT_PRICING, CrowdParams, HitShape, Pricing
 from judging.engine.seeding import candidate_order, hit_rng, tournament_rng
@@ -94,6 +106,10 @@ class SimulationResult:
     rounds: int = 0
     adaptive_states: dict[str, AdaptiveState] = field(default_factory=dict)
     error_rate: float | None = None
+    # Every judgment as the judge model takes it (``judges.fit_judge_model``): topic -> (a, b, winner, judge),
+    # and every challenge answer (judge, passed). A crowd HIT is one judge, a tournament's assessor one.
+    judge_votes: dict[str, list[tuple[str, str, str | None, str]]] = field(default_factory=dict)
+    challenge_answers: list[tuple[str, bool]] = field(default_factory=list)
 
     @property
     def judgments(self) -> int:
@@ -114,6 +130,26 @@ class SimulationResult:
             )
             for topic in topics
         }
+
+    def confidence(
+        self,
+        pools: Mapping[str, Sequence[str]],
+        grades: Mapping[str, Mapping[str, float]],
+        *,
+        seed: int,
+        params: JudgeModelParams = DEFAULT_JUDGE_MODEL_PARAMS,
+    ) -> JudgeModel:
+        """The judge model (``judges.fit_judge_model``) fitted to this campaign's judgments and challenge
+        answers, the NIST ``grades`` as prior: every candidate of ``pools`` with its ``p_top_k`` and ``p_best``."""
+        return fit_judge_model(
+            self.judge_votes,
+            candidates=pools,
+            grades=grades,
+            challenges=self.challenge_answers,
+            k=self.k,
+            params=params,
+            seed=seed,
+        )
 
     def summary(self) -> dict[str, Any]:
         """Campaign totals as a JSON-serialisable dict (the stdout of ``toppref simulate``)."""
@@ -283,15 +319,18 @@ def simulate_crowd(
                     challenges.append((topic, pick))
             slots = hit_layout([pair for _, pair in hit], [pick for _, pick in challenges], rng=rng)
             for slot in slots:
+                judge = f"hit-{result.hits}"
                 if slot.is_challenge:
                     topic, (expected, _) = challenges[slot.source_index]
                     result.challenges += 1
-                    if oracle.prefer(topic, slot.left, slot.right) != expected:
-                        result.challenge_failures += 1
+                    passed = oracle.prefer(topic, slot.left, slot.right) == expected
+                    result.challenge_failures += not passed
+                    result.challenge_answers.append((judge, passed))
                 else:
                     state, (a, b) = hit[slot.source_index]
                     winner = oracle.prefer(state.outcome.topic, slot.left, slot.right)
                     answers[state.outcome.topic].append((winner, b if winner == a else a))
+                    result.judge_votes.setdefault(state.outcome.topic, []).append((a, b, winner, judge))
         for state in active:
             state.close(answers[state.outcome.topic])
     result.cost_usd = pricing.cost(result.hits)
@@ -309,7 +348,9 @@ def simulate_tournament(
     if k < 1:
         raise ValueError(f"k must be at least 1 (got {k})")
     outcomes = {}
+    judge_votes: dict[str, list[tuple[str, str, str | None, str]]] = {}
     for topic in sorted(pools):
+        votes = judge_votes.setdefault(topic, [])
         tournament = Tournament.start(
             candidate_order(pools[topic]), k=k, rng=tournament_rng(seed=seed, topic_id=topic)
         )
@@ -317,13 +358,55 @@ def simulate_tournament(
             a, b = pair
             winner = oracle.prefer(topic, a, b)
             tournament.record(winner, b if winner == a else a)
+            votes.append((a, b, winner, "assessor"))
         outcomes[topic] = TopicOutcome(
             topic=topic,
             pool_size=len(pools[topic]),
             ranked=tournament.ranking(),
             judgments=tournament.judgment_count,
         )
-    return SimulationResult(mode="tournament", k=k, topics=outcomes, rounds=1 if outcomes else 0)
+    return SimulationResult(
+        mode="tournament", k=k, topics=outcomes, rounds=1 if outcomes else 0, judge_votes=judge_votes
+    )
+
+
+# A crowd estimated to err at least this often, after AUDIT_ROUNDS waves, whose repeated pairs disagree at least
+# ITEM_NOISE_RATIO times as often as it fails challenges, gets the judge model's rounds at a budget.
+MODEL_ROUNDS_RATE = NOISY_RATE
+ITEM_NOISE_RATIO = 1.4
+
+
+def noise_depends_on_items(evidence: ErrorEvidence, states: Iterable[AdaptiveState], waves: int) -> bool:
+    """Whether the crowd errs mostly on close pairs, the noise a Bradley-Terry model describes: after AUDIT_ROUNDS
+    waves, an estimated error rate of at least MODEL_ROUNDS_RATE and minority votes on repeated pairs at least
+    ITEM_NOISE_RATIO times the challenge failure rate (both with the prior of ``error_estimate``). A crowd that
+    reverses at random fails its easy challenges as often as it splits pairs; the closure rounds, cut at the
+    budget, serve it better. On CAsT, seed 1, after two waves: reversals at random 10% gave 0.084 against 0.074
+    (1.1), the crowd log's level-gap noise 0.179 against 0.107 (1.7); at the paper's budget (seeds 0-4) the closure
+    rounds gave the first tie-aware recall 0.963 and best first 162.4 where the model rounds gave 0.949 and 152.8
+    (docs/judge-model.md)."""
+    if waves < AUDIT_ROUNDS:
+        return False
+    answers = sum(n for n, _ in evidence.challenges.values())
+    failures = sum(failed for _, failed in evidence.challenges.values())
+    pair_errors = pair_answers = 0
+    for state in states:
+        counts = vote_evidence(state)
+        pair_errors += counts["pair_errors"]
+        pair_answers += counts["pair_answers"]
+    challenge_rate = (failures + PRIOR_ERRORS) / (answers + PRIOR_ANSWERS)
+    pair_rate = (pair_errors + PRIOR_ERRORS) / (pair_answers + PRIOR_ANSWERS)
+    return (
+        max(challenge_rate, pair_rate) >= MODEL_ROUNDS_RATE and pair_rate >= ITEM_NOISE_RATIO * challenge_rate
+    )
+
+
+# Each item is in up to this many pairs of a model round: on CAsT with the crowd log's level-gap noise at 14,000
+# judgments (seed 1), 2 pairs (and 8 votes a pair) took 6 rounds for tie-aware recall 0.878 and best first 126
+# where 1 pair (and 5 votes) took 11 rounds for 0.855 and 125 (docs/judge-model.md).
+MODEL_PAIRS_PER_ITEM = 2
+# The judge model refitted after every model round starts from the last fit: a few alternations suffice.
+MODEL_ROUND_PARAMS = JudgeModelParams(iterations=4, samples=1000)
 
 
 def simulate_adaptive(
@@ -336,6 +419,9 @@ def simulate_adaptive(
     pricing: Pricing = DEFAULT_PRICING,
     nonrelevant: Mapping[str, Sequence[str]] | None = None,
     workers: int = 100,
+    max_judgments: int | None = None,
+    grades: Mapping[str, Mapping[str, float]] | None = None,
+    model_params: JudgeModelParams = MODEL_ROUND_PARAMS,
 ) -> SimulationResult:
     """Run the adaptive mode (``adaptive.py``) over ``pools`` with ``oracle`` as the crowd.
 
@@ -345,7 +431,14 @@ def simulate_adaptive(
     challenges and layout from ``hit_rng(seed, n)`` and is taken by the first of ``workers`` simulated workers,
     in an order drawn from the same source, who has judged none of its pairs (a fresh worker when all have).
     The error estimate (``error_estimate``: challenge failures and disagreement on repeated pairs) is updated
-    after each wave; then every topic closes its round with it. cost = hits * (pay + fee)."""
+    after each wave; then every topic closes its round with it. cost = hits * (pay + fee).
+
+    With a budget (``max_judgments``) a wave never takes the campaign past it, and once the crowd is seen to err
+    on close pairs (``noise_depends_on_items``) the rounds are chosen by the judge model instead
+    (``judges.model_round_pairs``: one vote per chosen pair a round, each item in at most
+    max(``params.pairs_per_round``, MODEL_PAIRS_PER_ITEM) pairs, at most ``params.max_votes`` votes a pair,
+    ``grades`` as the model's prior) until the budget is spent or every topic is settled at ``params.confidence``; every topic not ended
+    by then is ranked by the model (its top-k by posterior mean). A reliable crowd keeps the closure rounds."""
     params.validate()
     hit_shape.validate()
     nonrelevant = nonrelevant or {}
@@ -360,28 +453,11 @@ def simulate_adaptive(
     judged: dict[tuple[str, Pair], set[str]] = {}
     pool_workers = [f"worker-{i}" for i in range(workers)]
     extra_workers = 0
-    active = set(states)
-    while active:
-        openings = {}
-        for topic in sorted(active):
-            opening = adaptive_round_open(states[topic], params=params, seed=seed, errors=errors)
-            if opening.ranked is not None:
-                outcomes[topic].ranked = opening.ranked
-                active.discard(topic)
-            else:
-                openings[topic] = opening
-        if not openings:
-            break
-        result.rounds += 1
-        copies = max(request.votes for opening in openings.values() for request in opening.requests)
-        queue = [
-            (topic, request.pair)
-            for copy in range(copies)
-            for topic, opening in openings.items()
-            for request in opening.requests
-            if request.votes > copy
-        ]
-        answers: dict[str, list[tuple[str, str, str, str]]] = {topic: [] for topic in openings}
+    budget = max_judgments if max_judgments is not None else None
+
+    def judge(queue: list[tuple[str, Pair]]) -> dict[str, list[tuple[str, str, str, str]]]:
+        nonlocal extra_workers
+        answers: dict[str, list[tuple[str, str, str, str]]] = {}
         for hit in pack_hits_distinct(
             queue, preferences_per_hit=hit_shape.preferences, key=lambda item: item
         ):
@@ -408,34 +484,158 @@ def simulate_adaptive(
                     failed = oracle.prefer(topic, slot.left, slot.right) != expected
                     result.challenge_failures += failed
                     evidence.challenge(worker, failed=failed)
+                    result.challenge_answers.append((worker, not failed))
                 else:
                     topic, (a, b) = hit[slot.source_index]
                     winner = oracle.prefer(topic, slot.left, slot.right)
-                    answers[topic].append((a, b, winner, worker))
+                    answers.setdefault(topic, []).append((a, b, winner, worker))
                     judged.setdefault((topic, (a, b)), set()).add(worker)
+        return answers
+
+    active = set(states)
+    while active:
+        if budget is not None and (
+            result.judgments >= budget or noise_depends_on_items(evidence, states.values(), result.rounds)
+        ):
+            break
+        openings = {}
+        for topic in sorted(active):
+            opening = adaptive_round_open(states[topic], params=params, seed=seed, errors=errors)
+            if opening.ranked is not None:
+                outcomes[topic].ranked = opening.ranked
+                active.discard(topic)
+            else:
+                openings[topic] = opening
+        if not openings:
+            break
+        result.rounds += 1
+        copies = max(request.votes for opening in openings.values() for request in opening.requests)
+        queue = [
+            (topic, request.pair)
+            for copy in range(copies)
+            for topic, opening in openings.items()
+            for request in opening.requests
+            if request.votes > copy
+        ]
+        if budget is not None:
+            queue = queue[: budget - result.judgments]
+        answers = judge(queue)
         errors = error_estimate(evidence, states.values())
         for topic, opening in openings.items():
             before = states[topic]
+            topic_answers = answers.get(topic, [])
             states[topic] = adaptive_round_close(
                 before,
                 number=opening.number,
                 stage=opening.stage,
-                votes=answers[topic],
+                votes=topic_answers,
                 params=params,
                 errors=errors,
             )
-            outcomes[topic].judgments += len(answers[topic])
+            outcomes[topic].judgments += len(topic_answers)
             outcomes[topic].rounds.append(
                 RoundRecord(
                     stage=opening.stage,
                     pool_size=len(open_candidates(before, k=params.k)),
-                    judgments=len(answers[topic]),
+                    judgments=len(topic_answers),
                     pairs=tuple(request.pair for request in opening.requests),
-                    outcomes=tuple((w, b if w == a else a) for a, b, w, _ in answers[topic]),
+                    outcomes=tuple((w, b if w == a else a) for a, b, w, _ in topic_answers),
                 )
             )
         errors = error_estimate(evidence, states.values())
+    if budget is not None and active:
+        _model_rounds(
+            result,
+            states,
+            sorted(active),
+            judge,
+            budget=budget,
+            params=params,
+            grades=grades or {},
+            seed=seed,
+            model_params=model_params,
+        )
     result.cost_usd = pricing.cost(result.hits)
     result.adaptive_states = states
     result.error_rate = errors.rate
+    result.judge_votes = {
+        topic: [
+            (key[0], key[1], winner, worker) for key, votes in state.votes.items() for winner, worker in votes
+        ]
+        for topic, state in states.items()
+    }
     return result
+
+
+def _model_rounds(
+    result: SimulationResult,
+    states: dict[str, AdaptiveState],
+    topics: Sequence[str],
+    judge: Callable[[list[tuple[str, Pair]]], dict[str, list[tuple[str, str, str, str]]]],
+    *,
+    budget: int,
+    params: AdaptiveParams,
+    grades: Mapping[str, Mapping[str, float]],
+    seed: int,
+    model_params: JudgeModelParams,
+) -> None:
+    """The rounds of a noisy crowd at a budget (``simulate_adaptive``): fit the judge model to every vote and
+    challenge so far, ask the pairs ``model_round_pairs`` chooses in the open ``topics``, until the budget is
+    spent or nothing is in doubt; then rank each of those topics by the model. Votes are added to the topics'
+    states (their ``decided`` pairs are left as the closure rounds left them)."""
+    candidates = {topic: states[topic].candidates for topic in states}
+    model = None
+    while True:
+        votes = {
+            topic: [(key[0], key[1], w, worker) for key, vs in state.votes.items() for w, worker in vs]
+            for topic, state in states.items()
+        }
+        model = fit_judge_model(
+            votes,
+            candidates=candidates,
+            grades=grades,
+            challenges=result.challenge_answers,
+            k=params.k,
+            params=model_params if model is not None else replace(model_params, iterations=12),
+            seed=seed,
+            start=model,
+        )
+        left = budget - result.judgments
+        if left <= 0:
+            break
+        open_model = replace(model, topics={topic: model.topics[topic] for topic in topics})
+        chosen = model_round_pairs(
+            open_model,
+            {topic: {key: len(vs) for key, vs in states[topic].votes.items()} for topic in topics},
+            max_votes=params.max_votes,
+            confidence=params.confidence,
+            pairs_per_item=max(params.pairs_per_round, MODEL_PAIRS_PER_ITEM),
+            limit=left,
+        )
+        if not chosen:
+            break
+        result.rounds += 1
+        answers = judge([(topic, pair) for topic in sorted(chosen) for pair in chosen[topic]])
+        for topic, topic_answers in answers.items():
+            state = states[topic]
+            merged = {key: list(vs) for key, vs in state.votes.items()}
+            for a, b, winner, worker in topic_answers:
+                merged.setdefault((a, b), []).append((winner, worker))
+            states[topic] = replace(
+                state, rounds=state.rounds + 1, votes={key: tuple(vs) for key, vs in merged.items()}
+            )
+            result.topics[topic].judgments += len(topic_answers)
+            result.topics[topic].rounds.append(
+                RoundRecord(
+                    stage=1,
+                    pool_size=len(state.candidates),
+                    judgments=len(topic_answers),
+                    pairs=tuple(chosen.get(topic, ())),
+                    outcomes=tuple((w, b if w == a else a) for a, b, w, _ in topic_answers),
+                )
+            )
+    for topic in topics:
+        result.topics[topic].ranked = [
+            RankedItem(docid=docid, rank=rank, wins=0)
+            for rank, docid in enumerate(model.topics[topic].top_k(), start=1)
+        ]

@@ -26,6 +26,7 @@ from judging.selectors.adaptive import (
     campaign_adaptive_crowd,
     campaign_adaptive_topics,
 )
+from judging.selectors.confidence import campaign_confidence, campaign_confidence_lines
 from judging.selectors.forecast import Forecast, campaign_forecast
 from judging.selectors.judge import (
     JUDGE_ROLES,
@@ -71,6 +72,8 @@ from judging.selectors.results import (
 from judging.selectors.workers import WorkerRow, campaign_worker_table
 
 __all__ = [
+    "campaign_confidence",
+    "campaign_confidence_lines",
     "ACTIONS_BY_STATUS",
     "PROGRESS_ALIASES",
     "Spend",

@@ -1,0 +1,162 @@
+"""The judge model: Bradley-Terry scores with their uncertainty, Crowd-BT reliabilities, p_top_k and p_best."""
+
+import math
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from judging.engine.judges import (
+    ChallengeAnswer,
+    JudgeModelParams,
+    JudgeVote,
+    fit_judge_model,
+)
+
+
+def simulated_world(*, seed, topics, items, votes_per_topic, etas, prior_sd=1.0, grade_scale=0.5):
+    """True scores drawn from the model's prior (grades 0-3), votes of judges answering by the Bradley-Terry
+    model with probability eta and at random otherwise."""
+    rng = random.Random(seed)
+    truth, grades, votes = {}, {}, {}
+    names = list(etas)
+    for t in range(topics):
+        topic = f"t{t}"
+        docids = [f"d{i:02d}" for i in range(items)]
+        grade = {d: rng.randrange(4) for d in docids}
+        mean_grade = sum(grade.values()) / items
+        truth[topic] = {d: grade_scale * (grade[d] - mean_grade) + rng.gauss(0, prior_sd) for d in docids}
+        grades[topic] = grade
+        topic_votes = []
+        for _ in range(votes_per_topic):
+            a, b = rng.sample(docids, 2)
+            judge = rng.choice(names)
+            if rng.random() < etas[judge]:
+                p = 1 / (1 + math.exp(-(truth[topic][a] - truth[topic][b])))
+                winner = a if rng.random() < p else b
+            else:
+                winner = a if rng.random() < 0.5 else b
+            topic_votes.append(JudgeVote(a, b, winner, judge))
+        votes[topic] = topic_votes
+    challenges = [
+        ChallengeAnswer(judge, rng.random() < (1 + eta) / 2) for judge, eta in etas.items() for _ in range(30)
+    ]
+    return truth, grades, votes, challenges
+
+
+def test_recovers_known_reliabilities_and_scores():
+    # given three judges of known reliability, one of them answering at random
+    etas = {"good": 0.9, "fair": 0.6, "random": 0.0}
+    truth, grades, votes, challenges = simulated_world(
+        seed=3, topics=25, items=12, votes_per_topic=200, etas=etas
+    )
+    # when the model is fitted
+    model = fit_judge_model(votes, grades=grades, challenges=challenges, k=3)
+    # then each reliability is near its true value, the random judge's near 0
+    assert model.judges["good"].eta == pytest.approx(0.9, abs=0.08)
+    assert model.judges["fair"].eta == pytest.approx(0.6, abs=0.1)
+    assert model.judges["random"].eta < 0.15
+    # and the scores follow the true ones
+    correlations = [
+        np.corrcoef([truth[t][d] for d in model.scores[t]], list(model.scores[t].values()))[0, 1]
+        for t in truth
+    ]
+    assert float(np.mean(correlations)) > 0.85
+    assert model.judges["good"].votes + model.judges["fair"].votes + model.judges["random"].votes == 25 * 200
+    assert model.judges["good"].challenges == 30
+
+
+def test_a_random_judge_beside_a_perfect_one_gets_reliability_near_zero():
+    # given a perfect judge and one tossing a coin, on the same pairs, no challenges
+    rng = random.Random(7)
+    docids = [f"d{i}" for i in range(10)]
+    votes = []
+    for _ in range(400):
+        a, b = rng.sample(docids, 2)
+        votes.append((a, b, min(a, b), "perfect"))
+        votes.append((a, b, rng.choice((a, b)), "coin"))
+    # when fitted
+    model = fit_judge_model({"t": votes}, k=3)
+    # then
+    assert model.judges["coin"].eta < 0.15
+    assert model.judges["perfect"].eta > 0.9
+    assert model.topics["t"].top_k() == ["d0", "d1", "d2"]
+    assert model.topics["t"].items[0].p_best > 0.9
+
+
+@settings(max_examples=3)
+@given(seed=st.integers(0, 10_000))
+def test_p_top_k_is_calibrated_on_random_worlds(seed):
+    # given worlds drawn from the model itself, with the prior known
+    etas = {"a": 0.9, "b": 0.7, "c": 0.5}
+    truth, grades, votes, challenges = simulated_world(
+        seed=seed, topics=120, items=10, votes_per_topic=30, etas=etas
+    )
+    params = JudgeModelParams(estimate_prior=False, samples=1000)
+    model = fit_judge_model(votes, grades=grades, challenges=challenges, k=3, params=params, seed=seed)
+    # when the reported p_top_k are binned against the true top-3 (ties with the 3rd count as in)
+    bins = {}
+    for topic, confidence in model.topics.items():
+        third = sorted(truth[topic].values(), reverse=True)[2]
+        for item in confidence.items:
+            slot = bins.setdefault(min(int(item.p_top_k * 10), 9), [[], []])
+            slot[0].append(item.p_top_k)
+            slot[1].append(truth[topic][item.docid] >= third)
+    # then every well-filled bin reports about the observed fraction
+    checked = 0
+    for reported, observed in bins.values():
+        if len(reported) >= 50:
+            checked += 1
+            assert float(np.mean(reported)) == pytest.approx(float(np.mean(observed)), abs=0.1)
+    assert checked >= 3
+
+
+@settings(max_examples=20)
+@given(
+    items=st.integers(1, 9),
+    k=st.integers(1, 5),
+    outcomes=st.lists(st.tuples(st.integers(0, 8), st.integers(0, 8), st.integers(0, 2), st.integers(0, 2))),
+)
+def test_probabilities_are_probabilities(items, k, outcomes):
+    docids = [f"d{i}" for i in range(items)]
+    votes = [
+        (docids[a], docids[b], None if w == 2 else docids[(a, b)[w]], f"j{j}")
+        for a, b, w, j in outcomes
+        if a < items and b < items and a != b
+    ]
+    model = fit_judge_model({"t": votes}, candidates={"t": docids}, k=k, params=JudgeModelParams(samples=400))
+    confidence = model.topics["t"]
+    assert sorted(item.docid for item in confidence.items) == docids
+    assert all(0 <= item.p_top_k <= 1 and 0 <= item.p_best <= 1 for item in confidence.items)
+    # every draw has exactly min(k, n) items in its top-k and one best (ties have probability 0)
+    assert sum(item.p_top_k for item in confidence.items) == pytest.approx(min(k, items))
+    assert sum(item.p_best for item in confidence.items) == pytest.approx(1.0)
+    if items <= k:
+        assert all(item.p_top_k == 1.0 for item in confidence.items)
+    assert [i.score for i in confidence.items] == sorted((i.score for i in confidence.items), reverse=True)
+
+
+def test_same_seed_same_answer_and_topics_without_votes_keep_their_prior():
+    votes = {"t1": [("a", "b", "a", "w1"), ("b", "c", None, "w2")]}
+    candidates = {"t1": ["a", "b", "c"], "t2": ["x", "y"]}
+    grades = {"t2": {"x": 3, "y": 0}}
+    first = fit_judge_model(votes, candidates=candidates, grades=grades, k=1, seed=5)
+    again = fit_judge_model(votes, candidates=candidates, grades=grades, k=1, seed=5)
+    assert first.topics == again.topics
+    assert first.topics["t2"].top_k() == ["x"]
+    assert first.reliability("never-seen") == first.crowd_eta
+
+
+@pytest.mark.parametrize(
+    ("votes", "message"),
+    [
+        ({"t": [("a", "z", "a", "w")]}, "topic t: vote on (a, z) is not between two candidates"),
+        ({"t": [("a", "b", "c", "w")]}, "topic t: winner c is not in the pair (a, b)"),
+        ({"u": [("a", "b", "a", "w")]}, "votes for topic u, which has no candidates"),
+    ],
+)
+def test_bad_votes_are_refused(votes, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        fit_judge_model(votes, candidates={"t": ["a", "b", "c"]})
