@@ -535,6 +535,7 @@ class Export(models.Model):
         JUDGMENTS_RELEASE = "judgments_release", "judgment log for release (CSV, no worker ids)"
         WORKERS = "workers", "workers table (CSV)"
         LEADERBOARD = "leaderboard", "leaderboard (CSV)"
+        CONFIDENCE = "confidence", "top-k confidence (TSV: topic, docid, p_top_k, p_best)"
 
     class Status(models.TextChoices):
         PENDING = "pending"
@@ -581,3 +582,24 @@ class CampaignForecast(models.Model):
 
     def __str__(self) -> str:
         return f"{self.campaign} forecast {self.hits:.0f} HITs ${self.cost_usd}"
+
+
+class CampaignConfidence(models.Model):
+    """How sure the judge model (``judging.engine.judges``) is of a campaign's top-k: for every candidate of every
+    topic, the probability that it belongs in the true top-k (``p_top_k``) and that it is the best (``p_best``),
+    and each judge's estimated reliability. Computed in the background (``judging.services.confidence``, from the
+    sweep and once a campaign is done) whenever its counted answers changed, never in a request; pages show it
+    with its age. ``signature`` identifies the answers it was fitted to."""
+
+    campaign = models.OneToOneField(
+        Campaign, on_delete=models.CASCADE, primary_key=True, related_name="top_k_confidence"
+    )
+    signature = models.CharField(max_length=64)
+    # topic -> [[docid, p_top_k, p_best], ...], best posterior score first
+    topics = models.JSONField(default=dict)
+    # judge key (``w<worker id>``, ``a<assessor id>``) -> [eta, votes, challenges, challenges failed]
+    judges = models.JSONField(default=dict)
+    computed_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.campaign} confidence ({len(self.topics)} topics)"

@@ -2,21 +2,28 @@ from django.core.management.base import BaseCommand, CommandError
 
 from judging.models import Campaign
 from judging.selectors import PREFERENCE_KINDS, campaign_qrels_lines
+from judging.services.confidence import confidence_lines
 
 
 class Command(BaseCommand):
-    help = "Write a campaign's preference qrels (topic Q0 docid value): combined, top_k or best."
+    help = (
+        "Write a campaign's preference qrels (topic Q0 docid value): combined, top_k or best; or, with --kind "
+        "confidence, the judge model's topic<TAB>docid<TAB>p_top_k<TAB>p_best for every candidate."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("name", help="campaign name")
-        parser.add_argument("--kind", choices=PREFERENCE_KINDS, default="combined")
+        parser.add_argument("--kind", choices=(*PREFERENCE_KINDS, "confidence"), default="combined")
         parser.add_argument("--out", default="-", help="output file (default: stdout)")
 
     def handle(self, *args, name, kind, out, **options):
         campaign = Campaign.objects.filter(name=name).first()
         if campaign is None:
             raise CommandError(f"no campaign named {name!r}")
-        lines = campaign_qrels_lines(campaign=campaign, kind=kind)
+        if kind == "confidence":
+            lines = confidence_lines(campaign=campaign)
+        else:
+            lines = campaign_qrels_lines(campaign=campaign, kind=kind)
         if out == "-":
             for line in lines:
                 self.stdout.write(line, ending="")
