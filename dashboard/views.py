@@ -148,6 +148,7 @@ def campaign_detail(request, name: str):
         "percent": progress.percent,
         "spent_usd": progress.spend_usd,
         "forecast": forecast,
+        "confidence": selectors.campaign_confidence(campaign=campaign),
         "forecast_total_usd": None if forecast is None else progress.spend_usd + forecast.cost_usd,
         "ties": selectors.campaign_ties_at_k(campaign=campaign),
         "adaptive_topics": selectors.campaign_adaptive_topics(campaign=campaign),

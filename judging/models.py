@@ -627,6 +627,8 @@ class Export(models.Model):
         LEADERBOARD = "leaderboard", "leaderboard (CSV)"
         LLM_LOG = "llm_log", "model log (CSV)"
 
+        CONFIDENCE = "confidence", "top-k confidence (TSV: topic, docid, p_top_k, p_best)"
+
     class Status(models.TextChoices):
         PENDING = "pending"
         RUNNING = "running"
@@ -722,3 +724,24 @@ class LlmRequest(models.Model):
 
     def __str__(self) -> str:
         return f"{self.campaign} {self.first_id} before {self.second_id}"
+
+
+class CampaignConfidence(models.Model):
+    """How sure the judge model (``judging.engine.judges``) is of a campaign's top-k: for every candidate of every
+    topic, the probability that it belongs in the true top-k (``p_top_k``) and that it is the best (``p_best``),
+    and each judge's estimated reliability. Computed in the background (``judging.services.confidence``, from the
+    sweep and once a campaign is done) whenever its counted answers changed, never in a request; pages show it
+    with its age. ``signature`` identifies the answers it was fitted to."""
+
+    campaign = models.OneToOneField(
+        Campaign, on_delete=models.CASCADE, primary_key=True, related_name="top_k_confidence"
+    )
+    signature = models.CharField(max_length=64)
+    # topic -> [[docid, p_top_k, p_best], ...], best posterior score first
+    topics = models.JSONField(default=dict)
+    # judge key (``w<worker id>``, ``a<assessor id>``) -> [eta, votes, challenges, challenges failed]
+    judges = models.JSONField(default=dict)
+    computed_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.campaign} confidence ({len(self.topics)} topics)"

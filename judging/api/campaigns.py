@@ -237,7 +237,9 @@ class TopicSerializer(serializers.Serializer):
 
 class CampaignTopicListApi(ResearcherApi, generics.ListAPIView):
     """The campaign's topics: state, round, stage, pool size per round, pairs judged and open, and, once the
-    topic is finished, its top-k (``docid``, ``rank``, ``wins``; ties at rank k included)."""
+    topic is finished, its top-k (``docid``, ``rank``, ``wins``; ties at rank k included) with the judge model's
+    ``p_top_k`` (probability that the item belongs in the true top-k) and ``p_best`` (that it is the best), as
+    last fitted in the background (null before the first fit)."""
 
     serializer_class = TopicSerializer
 
@@ -245,14 +247,38 @@ class CampaignTopicListApi(ResearcherApi, generics.ListAPIView):
         campaign = self.campaign()
         ranked = selectors.campaign_ranked(campaign=campaign)
         rows = selectors.campaign_progress_table(campaign=campaign)["topics"]
+        stored = selectors.campaign_confidence(campaign=campaign)
         for row in rows:
             items = ranked.get(row["topic"])
+            confidence = _item_confidence(stored, row["topic"])
             row["top_k"] = (
-                [{"docid": i.docid, "rank": i.rank, "wins": i.wins} for i in items if i.rank <= campaign.k]
+                [
+                    {
+                        "docid": i.docid,
+                        "rank": i.rank,
+                        "wins": i.wins,
+                        **confidence.get(i.docid, NO_CONFIDENCE),
+                    }
+                    for i in items
+                    if i.rank <= campaign.k
+                ]
                 if row["is_finished"]
                 else None
             )
         return rows
+
+
+# A top-k item's probabilities before the background has fitted the judge model to the campaign.
+NO_CONFIDENCE = {"p_top_k": None, "p_best": None}
+
+
+def _item_confidence(stored, topic: str) -> dict[str, dict[str, float]]:
+    """docid -> ``p_top_k`` and ``p_best`` of one topic as last stored (empty before the first fit)."""
+    if stored is None or topic not in stored.topics:
+        return {}
+    return {
+        item.docid: {"p_top_k": item.p_top_k, "p_best": item.p_best} for item in stored.topics[topic].items
+    }
 
 
 class RoundSerializer(serializers.Serializer):

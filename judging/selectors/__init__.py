@@ -7,7 +7,8 @@
 - ``access``: researchers and the campaigns visible to them; ``actions``: what a campaign's status allows;
 - ``judge``: what judges see in the browser;
 - ``forecast``: the planner's forecast of what is left;
-- ``adaptive``: per topic of an adaptive campaign, what is open, out and tied.
+- ``adaptive``: per topic of an adaptive campaign, what is open, out and tied;
+- ``confidence``: the judge model's inputs, and its stored confidence in every candidate (``p_top_k``, ``p_best``).
 
 Every public name is re-exported here, so ``from judging.selectors import X`` works whatever module X is in."""
 
@@ -26,7 +27,12 @@ from judging.selectors.adaptive import (
     campaign_adaptive_crowd,
     campaign_adaptive_topics,
 )
-from judging.selectors.confidence import campaign_confidence, campaign_confidence_lines
+from judging.selectors.confidence import (
+    CampaignConfidenceView,
+    TopicConfidenceRow,
+    campaign_confidence,
+    campaign_judge_model_inputs,
+)
 from judging.selectors.forecast import Forecast, campaign_forecast
 from judging.selectors.judge import (
     JUDGE_ROLES,
@@ -72,8 +78,10 @@ from judging.selectors.results import (
 from judging.selectors.workers import WorkerRow, campaign_worker_table
 
 __all__ = [
+    "CampaignConfidenceView",
+    "TopicConfidenceRow",
     "campaign_confidence",
-    "campaign_confidence_lines",
+    "campaign_judge_model_inputs",
     "ACTIONS_BY_STATUS",
     "PROGRESS_ALIASES",
     "Spend",

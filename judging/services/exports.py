@@ -1,6 +1,7 @@
 """Exports of a campaign, built by a background task into private files with their SHA-256: preference
 qrels (``topic Q0 docid value``, the three forms of ``campaign_export``), the judgment log as CSV, its release
-form (no worker identifier, dates only) and the workers table. Every builder orders its rows completely and
+form (no worker identifier, dates only), the workers table and the judge model's confidence in every candidate
+(``topic<TAB>docid<TAB>p_top_k<TAB>p_best``). Every builder orders its rows completely and
 writes no build time, so re-making the export of a finished campaign gives the same bytes (docs/decisions.md,
 "Exports are deterministic")."""
 
@@ -25,17 +26,26 @@ from judging.selectors import (
     judgment_is_counted,
 )
 from judging.selectors.llm import campaign_llm_log
+from judging.services.confidence import confidence_lines
 from judging.services.errors import JudgingError
 from trecio import spreadsheet_safe
 
 # Kinds this app builds; ``leaderboard`` is the metrics app's (it owns the scores).
-JUDGING_EXPORT_KINDS = (*PREFERENCE_KINDS, "judgments", "judgments_release", "workers", "llm_log")
+JUDGING_EXPORT_KINDS = (
+    *PREFERENCE_KINDS,
+    "judgments",
+    "judgments_release",
+    "workers",
+    "llm_log",
+    "confidence",
+)
 EXTENSIONS = {
     "judgments": "csv",
     "judgments_release": "csv",
     "workers": "csv",
     "leaderboard": "csv",
     "llm_log": "csv",
+    "confidence": "tsv",
 }
 
 JUDGMENT_LOG_COLUMNS = [
@@ -159,6 +169,8 @@ def export_content(*, campaign: Campaign, kind: str, progress: Progress | None =
     progress = progress or (lambda fraction: None)
     if kind in PREFERENCE_KINDS:
         return "".join(campaign_qrels_lines(campaign=campaign, kind=kind)).encode("utf-8")
+    if kind == "confidence":
+        return "".join(confidence_lines(campaign=campaign)).encode("utf-8")
     if kind == "workers":
         # The judgment log's pseudonyms (w1, w2... by first answer), never the provider's worker ids, so the
         # two exports can be joined and neither names a worker.

@@ -13,6 +13,7 @@ from datetime import datetime
 
 from judging.models import CROWD_MODES, Campaign
 from judging.services.campaigns import campaign_advance
+from judging.services.confidence import campaign_confidence_running
 from judging.services.hits import hit_expire_overdue
 from judging.services.planning import campaign_forecast_refresh
 
@@ -20,7 +21,8 @@ from judging.services.planning import campaign_forecast_refresh
 def campaign_advance_running(*, now: datetime | None = None) -> dict[str, int]:
     """Expire the overdue assignments and HITs of every campaign (paused ones too), then bring every running
     crowd campaign up to date (``campaign_advance``). Idempotent; each step is its own transaction. Returns
-    the summed counts of ``campaign_advance`` and the number of ``campaigns`` swept."""
+    the summed counts of ``campaign_advance``, the number of ``campaigns`` swept and of campaigns whose
+    confidence was refitted (``confidence_fitted``)."""
     counts: Counter[str] = Counter(hits_expired=len(hit_expire_overdue(now=now)))
     campaigns = list(Campaign.objects.filter(status=Campaign.Status.RUNNING, mode__in=CROWD_MODES))
     for campaign in campaigns:
@@ -28,4 +30,6 @@ def campaign_advance_running(*, now: datetime | None = None) -> dict[str, int]:
         # the dashboard's forecast follows the pools here, in the background, not in the page's request
         campaign_forecast_refresh(campaign=campaign)
     counts["campaigns"] = len(campaigns)
+    # how sure each campaign is of its top-k, refitted here in the background, never in a page's request
+    counts["confidence_fitted"] = campaign_confidence_running()
     return dict(counts)

@@ -1,13 +1,15 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from judging.management.campaign_lookup import campaign_for_command, campaign_owner_argument
-from judging.selectors import PREFERENCE_KINDS, campaign_confidence_lines, campaign_qrels_lines
+from judging.selectors import PREFERENCE_KINDS, campaign_qrels_lines
+from judging.services.confidence import confidence_lines
 
 
 class Command(BaseCommand):
     help = (
         "Write a campaign's preference qrels (topic Q0 docid value): combined, top_k or best; or, with --kind "
-        "confidence, topic<TAB>docid<TAB>p_top_k<TAB>p_best for every candidate (docs/judge-model.md)."
+        "confidence, the judge model's topic<TAB>docid<TAB>p_top_k<TAB>p_best for every candidate "
+        "(docs/judge-model.md)."
     )
 
     def add_arguments(self, parser):
@@ -19,7 +21,7 @@ class Command(BaseCommand):
     def handle(self, *args, name, kind, out, owner, **options):
         campaign = campaign_for_command(name, owner)
         if kind == "confidence":
-            lines = campaign_confidence_lines(campaign=campaign)
+            lines = confidence_lines(campaign=campaign)
         else:
             lines = campaign_qrels_lines(campaign=campaign, kind=kind)
         if out == "-":
