@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from config.cli import DataError, input_file, warn
 from judging.engine.judge_agreement import log_agreement
 from judging.engine.judgment_log import JudgmentLogError, VoteLog, read_votes
+
+T = TypeVar("T")
 
 
 def register(subparsers: argparse._SubParsersAction, only: str | None = None) -> None:
@@ -56,17 +60,22 @@ def agreement_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def read_vote_log(path: Path) -> VoteLog:
-    """The votes of the log at ``path`` (any form ``read_votes`` knows), or :class:`DataError` with the
-    reader's ``file:line: problem``."""
+def read_log_file(path: Path, reader: Callable[[Path], T]) -> T:
+    """``reader(path)`` (a judgment log reader of ``judging.engine.judgment_log``), its failures as
+    :class:`DataError` naming the file (and the line, the reader's ``file:line: problem``)."""
     try:
-        return read_votes(path)
+        return reader(path)
     except JudgmentLogError as error:
         raise DataError(str(error)) from None
     except UnicodeDecodeError as error:
         raise DataError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
     except OSError as error:
         raise DataError(f"cannot read {error.filename}: {error.strerror}") from None
+
+
+def read_vote_log(path: Path) -> VoteLog:
+    """The votes of the log at ``path`` (any form ``read_votes`` knows), or :class:`DataError`."""
+    return read_log_file(path, read_votes)
 
 
 def _read_grades(path: Path) -> dict[str, dict[str, float]]:

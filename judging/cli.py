@@ -34,7 +34,6 @@ from judging.engine import (
     HitShape,
     ItemScoreOracle,
     JudgeModel,
-    JudgmentLogError,
     JudgmentRecord,
     NoisyOracle,
     PerfectOracle,
@@ -470,14 +469,9 @@ def simulate_command(args: argparse.Namespace) -> int:
 
 
 def _read_log(path: Path) -> list:
-    try:
-        return read_judgment_log(path)
-    except JudgmentLogError as error:
-        raise DataError(str(error)) from None
-    except UnicodeDecodeError as error:
-        raise DataError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
-    except OSError as error:
-        raise DataError(f"cannot read {error.filename}: {error.strerror}") from None
+    from judging.agreement_cli import read_log_file
+
+    return read_log_file(path, read_judgment_log)
 
 
 def _judge_log(path: Path) -> list[JudgmentRecord]:

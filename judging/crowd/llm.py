@@ -28,8 +28,8 @@ from judging.crowd.base import (
     CrowdTransientError,
     HitInfo,
     Published,
-    Work,
 )
+from judging.crowd.local import LocalProvider
 
 # The preference judge of Arabzadeh and Clarke (SIGIR 2025), as published with their code and data.
 SYSTEM_MESSAGE = "You are a highly experienced and accurate assessor for TREC."
@@ -147,7 +147,7 @@ class Answer:
         return len(self.replies)
 
 
-class LlmProvider:
+class LlmProvider(LocalProvider):
     """The model behind ``base_url``: asks one question (``ask``); the crowd interface's calls do nothing,
     since the model takes the campaign's HITs itself (``judging.services.llm``)."""
 
@@ -182,6 +182,7 @@ class LlmProvider:
                 max_retries=max_retries,
             )
         self._client = client
+        super().__init__()  # the local crowd's interface, at no fee per HIT
 
     def ask(self, *, template: str, question: str, first: str, second: str) -> Answer:
         """Ask once at temperature 0 (once more when the reply names neither passage). Raises
@@ -233,36 +234,8 @@ class LlmProvider:
         used_out = int(getattr(usage, "completion_tokens", 0) or 0)
         return text.replace("\n", " "), used_in, used_out
 
-    # -- the crowd provider interface: the model is paid by the token, never per HIT.
-
-    def fee_usd(self, *, reward_usd: Decimal, assignments: int = 1) -> Decimal:
-        return Decimal("0")
-
-    def balance_usd(self) -> Decimal | None:
-        return None
-
-    def prepare(self, *, campaign: CampaignInfo, stages: Sequence[int] = ()) -> dict[str, Any]:
-        return dict(campaign.state)
+    # -- the crowd provider interface: the local crowd's (nothing to collect, approve or pay outside; the
+    # model is paid by the token, never per HIT), except that no HIT is published for it.
 
     def publish(self, *, campaign: CampaignInfo, hits: Sequence[HitInfo]) -> Iterator[Published]:
         yield from ()
-
-    def collect(self, *, campaign: CampaignInfo, hit_external_ids: Sequence[str]) -> list[Work]:
-        return []
-
-    def approve(self, *, campaign: CampaignInfo, work: Work) -> bool:
-        return True
-
-    def refuse(self, *, campaign: CampaignInfo, work: Work, reason: str) -> bool:
-        return True
-
-    def pay_bonus(
-        self, *, campaign: CampaignInfo, work: Work, amount_usd: Decimal, reason: str, token: str
-    ) -> None:
-        return None
-
-    def exclude(self, *, campaign: CampaignInfo, worker_ids: Sequence[str]) -> dict[str, Any]:
-        return dict(campaign.state)
-
-    def expire(self, *, campaign: CampaignInfo, hit_external_ids: Sequence[str]) -> None:
-        return None

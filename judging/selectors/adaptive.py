@@ -39,12 +39,11 @@ def worker_key(worker_id: int) -> str:
     return f"w{worker_id}"
 
 
-def _campaign_error_evidence(*, campaign: Campaign) -> tuple[ErrorEvidence, list[dict]]:
-    """The challenges of every counted or discarded HIT, per worker, and each topic's stored summary of its
-    votes."""
-    evidence = ErrorEvidence()
-    # Each counted or discarded assignment keeps its challenges and failures, summed here per worker.
-    per_worker = (
+def campaign_worker_challenges(*, campaign: Campaign) -> list[tuple[int, int, int]]:
+    """``(worker id, challenges, failures)`` of every worker who answered a challenge, in worker order: each
+    counted or discarded assignment keeps its challenges and failures, summed here per worker (what the adaptive
+    error estimate and the judge model read of the challenges)."""
+    return list(
         Assignment.objects.filter(
             campaign=campaign,
             status__in=(Assignment.Status.ACCEPTED, Assignment.Status.DISCARDED),
@@ -55,7 +54,13 @@ def _campaign_error_evidence(*, campaign: Campaign) -> tuple[ErrorEvidence, list
         .annotate(answers=Sum("challenges"), failed=Sum("challenges_failed"))
         .values_list("worker_id", "answers", "failed")
     )
-    for worker_id, answers, failed in per_worker:
+
+
+def _campaign_error_evidence(*, campaign: Campaign) -> tuple[ErrorEvidence, list[dict]]:
+    """The challenges of every counted or discarded HIT, per worker, and each topic's stored summary of its
+    votes."""
+    evidence = ErrorEvidence()
+    for worker_id, answers, failed in campaign_worker_challenges(campaign=campaign):
         evidence.challenges[worker_key(worker_id)] = [answers, failed]
     # Each topic's stored summary of its votes (the database extracts the one key), not every vote.
     topics = CampaignTopic.objects.filter(campaign=campaign, adaptive_state__isnull=False).order_by("pk")

@@ -11,7 +11,7 @@ from datetime import datetime
 from django.db.models import Count, Max, Sum
 
 from judging.models import Assignment, Campaign, CampaignConfidence, Candidate, Judgment, TournamentJudgment
-from judging.selectors.adaptive import worker_key
+from judging.selectors.adaptive import campaign_worker_challenges, worker_key
 
 # How many topics the campaign page lists as the ones the model is least sure of.
 LEAST_SURE_TOPICS = 10
@@ -90,18 +90,7 @@ def campaign_judge_model_inputs(*, campaign: Campaign) -> JudgeModelInputs:
         # a model whose two orders disagreed said the pair is a tie (Arabzadeh and Clarke, SIGIR 2025)
         winner = None if tie == Judgment.Tie.POSITION_INCONSISTENT else winner
         inputs.votes.setdefault(topic, []).append((left, right, winner, worker_key(worker_id)))
-    per_worker = (
-        Assignment.objects.filter(
-            campaign=campaign,
-            status__in=(Assignment.Status.ACCEPTED, Assignment.Status.DISCARDED),
-            challenges__gt=0,
-        )
-        .order_by("worker_id")
-        .values("worker_id")
-        .annotate(answers=Sum("challenges"), failed=Sum("challenges_failed"))
-        .values_list("worker_id", "answers", "failed")
-    )
-    for worker_id, answers, failed in per_worker:
+    for worker_id, answers, failed in campaign_worker_challenges(campaign=campaign):
         key = worker_key(worker_id)
         inputs.challenges.extend([(key, True)] * (answers - failed) + [(key, False)] * failed)
     return inputs
