@@ -119,7 +119,12 @@ class FakeLlm:
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                if len(raw) < length:
+                    # the client died between its headers and its body (a killed process): no request arrived
+                    self.close_connection = True
+                    return
+                body = json.loads(raw or b"{}")
                 if fake.api_key and self.headers.get("Authorization") != f"Bearer {fake.api_key}":
                     self._send(401, {"error": {"message": "bad key", "type": "invalid_request_error"}})
                     return
