@@ -88,8 +88,8 @@ def campaign_judge_model_inputs(*, campaign: Campaign) -> JudgeModelInputs:
         if tie == Judgment.Tie.FAILED:
             continue  # no reply named a passage: no answer at all
         # a model whose two orders disagreed said the pair is a tie (Arabzadeh and Clarke, SIGIR 2025)
-        winner = None if tie == Judgment.Tie.POSITION_INCONSISTENT else winner
-        inputs.votes.setdefault(topic, []).append((left, right, winner, worker_key(worker_id)))
+        vote: str | None = None if tie == Judgment.Tie.POSITION_INCONSISTENT else winner
+        inputs.votes.setdefault(topic, []).append((left, right, vote, worker_key(worker_id)))
     for worker_id, answers, failed in campaign_worker_challenges(campaign=campaign):
         key = worker_key(worker_id)
         inputs.challenges.extend([(key, True)] * (answers - failed) + [(key, False)] * failed)

@@ -115,8 +115,9 @@ def rows_insert(model: type[Model], fields: Sequence[str], rows: Iterable[tuple]
     COPY on PostgreSQL: building a model instance per row is most of an ORM insert's time for a file of a
     million lines. Batched ``bulk_create`` elsewhere."""
     meta = model._meta
+    concrete = {field.name: field for field in meta.concrete_fields}
     if connection.vendor == "postgresql":
-        columns = ", ".join(meta.get_field(name).column for name in fields)
+        columns = ", ".join(str(concrete[name].column) for name in fields)
         with (
             connection.cursor() as cursor,
             cursor.copy(f"COPY {meta.db_table} ({columns}) FROM STDIN") as copy,
@@ -124,9 +125,11 @@ def rows_insert(model: type[Model], fields: Sequence[str], rows: Iterable[tuple]
             for row in rows:
                 copy.write_row(row)
         return
-    attribute_names = [meta.get_field(name).attname for name in fields]
+    attribute_names = [concrete[name].attname for name in fields]
     for batch in batches(rows, BATCH_SIZE):
-        model.objects.bulk_create([model(**dict(zip(attribute_names, row, strict=True))) for row in batch])
+        model._default_manager.bulk_create(
+            [model(**dict(zip(attribute_names, row, strict=True))) for row in batch]
+        )
 
 
 def batches(iterable: Iterable, size: int) -> Iterator[list]:

@@ -189,7 +189,8 @@ def run_file_delete_if_unused(file_name: str) -> None:
 
 
 def _stored_file_equals(run: Run, path: Path) -> bool:
-    if not run.file or not run.file.storage.exists(run.file.name):
+    name = run.file.name if run.file else None
+    if not name or not run.file.storage.exists(name):
         return False
     if run.file.size != os.path.getsize(path):
         return False
