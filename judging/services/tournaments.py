@@ -142,14 +142,7 @@ def tournament_judgment_submit(
             f"topic {campaign_topic.topic_id} of campaign {campaign_topic.campaign} is {campaign_topic.state}"
         )
     now = timezone.now()
-    if (
-        campaign_topic.assessor_id not in (None, assessor.pk)
-        and campaign_topic.assessor_lease_until is not None
-        and campaign_topic.assessor_lease_until >= now
-    ):
-        raise TopicLeasedError(
-            f"topic {campaign_topic.topic_id} is held by another assessor until {campaign_topic.assessor_lease_until}"
-        )
+    _refuse_if_leased_to_another(campaign_topic, assessor, now)
     tournament = _tournament_of(campaign_topic)
     pair = tournament.next_pair()
     if pair is None or {winner.docid, loser.docid} != set(pair):
@@ -201,12 +194,7 @@ def tournament_judgment_undo(
             f"topic {campaign_topic.topic_id} is {campaign_topic.state}: its answers count"
         )
     now = timezone.now()
-    if (
-        campaign_topic.assessor_id not in (None, assessor.pk)
-        and campaign_topic.assessor_lease_until is not None
-        and campaign_topic.assessor_lease_until >= now
-    ):
-        raise TopicLeasedError(f"topic {campaign_topic.topic_id} is held by another assessor")
+    _refuse_if_leased_to_another(campaign_topic, assessor, now)
     last = TournamentJudgment.objects.filter(campaign_topic=campaign_topic).order_by("-pk").first()
     if last is None or last.pk != judgment_id or last.assessor_id != assessor.pk:
         raise UndoRefusedError(
@@ -248,3 +236,15 @@ def _tournament_of(campaign_topic: CampaignTopic) -> Tournament:
 def _tournament_finish(*, campaign_topic: CampaignTopic, tournament: Tournament) -> None:
     """Store the placed items as ranks 1..k, with the judgments each won, and finish the topic."""
     topic_close(campaign_topic=campaign_topic, ranked=tournament.ranking())
+
+
+def _refuse_if_leased_to_another(campaign_topic: CampaignTopic, assessor, now) -> None:
+    """``TopicLeasedError`` while another assessor's lease on the topic runs: answers and corrections alike."""
+    if (
+        campaign_topic.assessor_id not in (None, assessor.pk)
+        and campaign_topic.assessor_lease_until is not None
+        and campaign_topic.assessor_lease_until >= now
+    ):
+        raise TopicLeasedError(
+            f"topic {campaign_topic.topic_id} is held by another assessor until {campaign_topic.assessor_lease_until}"
+        )
