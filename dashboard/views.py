@@ -300,6 +300,7 @@ WORKER_SORTS = (
     "challenge_pass_rate",
     "agreement",
     "reliability",
+    "model_reliability",
     "left_rate",
     "median_seconds",
     "is_excluded",

@@ -36,6 +36,11 @@ class WorkerSerializer(serializers.Serializer):
         allow_null=True,
         help_text="1 - the engine's estimated probability that this judge (person or model) reverses a pair",
     )
+    model_reliability = serializers.FloatField(
+        allow_null=True,
+        help_text="the judge model's reliability of this judge (Crowd-BT's eta: the probability of answering by "
+        "the model rather than at random), from the campaign's last background fit; null before the first",
+    )
 
 
 class CampaignWorkerListApi(ResearcherApi, generics.ListAPIView):

@@ -7,7 +7,7 @@ from typing import TypedDict
 
 from django.db.models import Exists, OuterRef, Q
 
-from judging.models import Assignment, Campaign, Candidate, Judgment, WorkerExclusion
+from judging.models import Assignment, Campaign, CampaignConfidence, Candidate, Judgment, WorkerExclusion
 
 
 class WorkerRow(TypedDict):
@@ -27,6 +27,9 @@ class WorkerRow(TypedDict):
     # 1 - the engine's estimated probability that this judge reverses a pair (person or model alike), from
     # their challenges and their votes against the others' (``campaign_error_model``).
     reliability: float | None
+    # The judge model's reliability of this judge (Crowd-BT's eta: the probability that they answer by the model
+    # rather than at random), from the campaign's last background fit (``CampaignConfidence``); None before it.
+    model_reliability: float | None
 
 
 def worker_excluded_here(*, campaign: Campaign) -> Q:
@@ -134,6 +137,9 @@ def campaign_worker_table(*, campaign: Campaign) -> list[WorkerRow]:
     from judging.selectors.adaptive import campaign_error_model, worker_key
 
     errors = campaign_error_model(campaign=campaign)
+    fitted = (
+        CampaignConfidence.objects.filter(campaign=campaign).values_list("judges", flat=True).first() or {}
+    )
 
     return [
         {
@@ -148,6 +154,13 @@ def campaign_worker_table(*, campaign: Campaign) -> list[WorkerRow]:
             "left_rate": ratio(tally.left),
             "median_seconds": (statistics.median(tally.milliseconds) / 1000 if tally.milliseconds else None),
             "reliability": 1 - errors.of(worker_key(tally.worker_id)),
+            "model_reliability": _model_eta(fitted, worker_key(tally.worker_id)),
         }
         for tally in workers.values()
     ]
+
+
+def _model_eta(judges: dict[str, list[float]], key: str) -> float | None:
+    """The eta the stored fit gives judge ``key`` (stored as ``[eta, votes, challenges, failed]``), or None."""
+    fitted = judges.get(key)
+    return float(fitted[0]) if fitted else None

@@ -76,6 +76,9 @@ WORKER_COLUMNS = [
     "left_rate",
     "median_seconds",
     "is_excluded",
+    # added after the columns above, so scripts that read them by position still do
+    "reliability",
+    "model_reliability",
 ]
 
 # The language model's log (``campaign_llm_log``): one row per question in one order, for audit. ``order`` is

@@ -179,3 +179,41 @@ def test_the_campaign_page_lists_the_topics_the_model_is_least_sure_of(client):
     assert 'id="least-sure-topics"' in page
     assert 'data-confidence-topic="t1"' in page
     assert f"{doubtful[0][0]} (0.50)" in page
+
+
+def test_the_workers_table_and_api_give_each_judge_the_judge_models_reliability(client):
+    # Given a researcher's finished campaign, before and after the background fit
+    user = _researcher()
+    campaign, _ = finished_campaign(owner=user)
+    api = APIClient()
+    api.force_authenticate(user)
+    url = f"/api/campaigns/{campaign.name}/workers/"
+    before = api.get(url).json()["results"]
+    row = campaign_confidence_refresh(campaign=campaign)
+
+    after = api.get(url).json()["results"]
+
+    # Then every worker has null before the first fit and, after it, the eta the fit stored for them
+    assert before and all(worker["model_reliability"] is None for worker in before)
+    assert len(after) == len(before)
+    for worker in after:
+        assert worker["model_reliability"] == row.judges[f"w{worker['worker_id']}"][0]
+    # and the page shows the column, sortable
+    client.force_login(user)
+    page = client.get(
+        reverse("dashboard:campaign-workers", args=[campaign.name]), {"sort": "model_reliability"}
+    ).content.decode()
+    assert "Judge model eta" in page and 'aria-sort="ascending"' in page
+    assert f"{after[0]['model_reliability']:.3f}" in page
+
+
+def test_the_workers_export_carries_both_reliabilities():
+    campaign, _ = finished_campaign()
+    row = campaign_confidence_refresh(campaign=campaign)
+
+    lines = export_content(campaign=campaign, kind="workers").decode().splitlines()
+
+    header = lines[0].split(",")
+    assert header[-2:] == ["reliability", "model_reliability"]
+    etas = sorted(float(line.split(",")[-1]) for line in lines[1:])
+    assert etas == sorted(eta for eta, *_ in row.judges.values() if eta is not None)
