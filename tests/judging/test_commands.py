@@ -232,6 +232,24 @@ def test_campaign_simulate_rejects_bad_parameters_and_judges_nothing(oracle_file
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("kind", ["judgments", "judgments_release", "workers", "llm_log"])
+def test_campaign_export_writes_the_csv_exports_the_dashboard_gives(oracle_file, tmp_path, kind):
+    from judging.services.exports import export_content
+
+    collection_with_grades({"1_1": graded_pool("a", 12), "1_2": graded_pool("b", 4)}, name="tiny")
+    run("campaign_create", "pilot", "--collection", "tiny", "--seed", "3")
+    run("campaign_start", "pilot")
+    run("campaign_simulate", "pilot", "--oracle", str(oracle_file))
+    out = tmp_path / f"{kind}.csv"
+
+    run("campaign_export", "pilot", "--kind", kind, "--out", str(out))
+
+    expected = export_content(campaign=Campaign.objects.get(name="pilot"), kind=kind).decode()
+    assert out.read_text() == expected and expected.count("\n") >= 1
+    assert run("campaign_export", "pilot", "--kind", kind) == expected
+
+
+@pytest.mark.django_db
 def test_campaign_export_reports_an_unwritable_output(tmp_path):
     collection_with_grades({"1_1": graded_pool("a", 6)}, name="tiny")
     run("campaign_create", "c", "--collection", "tiny")

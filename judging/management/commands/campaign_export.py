@@ -1,36 +1,32 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from judging.management.campaign_lookup import campaign_for_command, campaign_owner_argument
-from judging.selectors import PREFERENCE_KINDS, campaign_qrels_lines
-from judging.services.confidence import confidence_lines
+from judging.services.exports import JUDGING_EXPORT_KINDS, export_content
 
 
 class Command(BaseCommand):
     help = (
-        "Write a campaign's preference qrels (topic Q0 docid value): combined, top_k or best; or, with --kind "
-        "confidence, the judge model's topic<TAB>docid<TAB>p_top_k<TAB>p_best for every candidate "
-        "(docs/judge-model.md)."
+        "Write one export of a campaign: its preference qrels (topic Q0 docid value: combined, top_k or best); "
+        "the judge model's topic<TAB>docid<TAB>p_top_k<TAB>p_best for every candidate (confidence, "
+        "docs/judge-model.md); or, as CSV, the judgment log (judgments, judgments_release), the workers table "
+        "(workers) or a language model's answers (llm_log), the same files the dashboard and the API give."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("name", help="campaign name")
         campaign_owner_argument(parser)
-        parser.add_argument("--kind", choices=(*PREFERENCE_KINDS, "confidence"), default="combined")
+        parser.add_argument("--kind", choices=JUDGING_EXPORT_KINDS, default="combined")
         parser.add_argument("--out", default="-", help="output file (default: stdout)")
 
     def handle(self, *args, name, kind, out, owner, **options):
         campaign = campaign_for_command(name, owner)
-        if kind == "confidence":
-            lines = confidence_lines(campaign=campaign)
-        else:
-            lines = campaign_qrels_lines(campaign=campaign, kind=kind)
+        text = export_content(campaign=campaign, kind=kind).decode("utf-8")
         if out == "-":
-            for line in lines:
-                self.stdout.write(line, ending="")
+            self.stdout.write(text, ending="")
         else:
             try:
                 with open(out, "w", encoding="utf-8") as file:
-                    file.writelines(lines)
+                    file.write(text)
             except OSError as error:
                 raise CommandError(f"cannot write {out}: {error.strerror}") from None
-            self.stderr.write(f"{len(lines)} lines written to {out}")
+            self.stderr.write(f"{text.count(chr(10))} lines written to {out}")
