@@ -44,8 +44,6 @@ from judging.selectors.progress import CLOSURE_PHASE, JUDGE_MODEL_PHASE, wave_st
 from judging.services.rounds import adaptive_round_record, round_votes
 from judging.services.topic_state import FINISHED_STATES, campaign_runs_in_waves, topic_close
 
-CLOSURE, MODEL = CLOSURE_PHASE, JUDGE_MODEL_PHASE
-
 
 @transaction.atomic
 def campaign_wave_advance(*, campaign: Campaign) -> dict[str, int]:
@@ -75,7 +73,7 @@ def campaign_wave_advance(*, campaign: Campaign) -> dict[str, int]:
     wave = wave_state_of(campaign)
     rounds = sorted(open_rounds.select_related("campaign_topic__topic"), key=_round_topic)
     if rounds:
-        if wave["phase"] == CLOSURE:
+        if wave["phase"] == CLOSURE_PHASE:
             # One estimate for the whole wave, from its challenges and the votes before it, as the simulator
             # closes every topic of a wave with the estimate taken after judging it.
             errors = campaign_error_model(campaign=campaign)
@@ -102,7 +100,8 @@ def campaign_wave_advance(*, campaign: Campaign) -> dict[str, int]:
     assert campaign.max_judgments is not None  # campaign_runs_in_waves
     budget = campaign.max_judgments
     params = adaptive_params(campaign)
-    if wave["phase"] == CLOSURE:
+    # As the simulator's loop, which decides only while a topic is open.
+    if wave["phase"] == CLOSURE_PHASE and active:
         if closure_rounds_end(
             campaign_error_evidence(campaign=campaign),
             states.values(),
@@ -110,7 +109,7 @@ def campaign_wave_advance(*, campaign: Campaign) -> dict[str, int]:
             max_judgments=budget,
             waves=wave["waves"],
         ):
-            wave["phase"] = MODEL
+            wave["phase"] = JUDGE_MODEL_PHASE
         else:
             errors = campaign_error_model(campaign=campaign)
             openings = {}
@@ -130,7 +129,7 @@ def campaign_wave_advance(*, campaign: Campaign) -> dict[str, int]:
                 }
                 _wave_store(topics, rounds_opened, queue)
                 counts["rounds_opened"] = len(openings)
-    if wave["phase"] == MODEL and active:
+    if wave["phase"] == JUDGE_MODEL_PHASE and active:
         start = judge_model_start_from_json(wave["start"]) if wave["start"] is not None else None
         model = model_round_fit(
             states,

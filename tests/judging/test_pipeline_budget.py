@@ -199,3 +199,45 @@ def test_a_budget_is_refused_outside_the_adaptive_mode_and_below_one():
     with pytest.raises(CampaignConfigError, match="at least 1"):
         campaign_create(collection=collection, name="zero-budget", mode="adaptive", max_judgments=0)
     assert not Campaign.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_budgeted_campaign_of_a_consistent_crowd_exports_what_toppref_simulate_writes(tmp_path, capsys):
+    # Given the demo collection judged in waves under a budget it never reaches, by its preference qrels as a
+    # consistent crowd
+    from config.cli import main
+    from judging.engine import PerfectOracle
+
+    values = read_qrels(DEMO_DIR / "qrels.preference.txt")
+    campaign = campaign_start(campaign=demo_campaign("demo-budget-cli", max_judgments=10_000))
+    campaign_simulate(campaign=campaign, oracle=PerfectOracle(values))
+
+    # When toppref simulate runs the same campaign with the same budget and seed
+    out, exported = tmp_path / "simulated.txt", tmp_path / "exported.txt"
+    status = main(
+        [
+            "simulate",
+            "--qrels",
+            str(DEMO_DIR / "qrels.graded.txt"),
+            "--oracle",
+            str(DEMO_DIR / "qrels.preference.txt"),
+            "--mode",
+            "adaptive",
+            "--max-judgments",
+            "10000",
+            "--seed",
+            str(SEED),
+            "--out",
+            str(out),
+        ]
+    )
+    summary = json.loads(capsys.readouterr().out)
+    call_command("campaign_export", campaign.name, "--out", str(exported))
+
+    # Then the export is byte for byte the command's qrels, for as many judgments and campaign rounds
+    campaign.refresh_from_db()
+    assert status == 0 and campaign.status == "done"
+    assert exported.read_bytes() == out.read_bytes()
+    counted = Pair.objects.filter(round__campaign_topic__campaign=campaign, winner__isnull=False).count()
+    assert (counted, campaign.wave_state["waves"]) == (summary["judgments"], summary["rounds"])
+    assert campaign.wave_state["phase"] == "closure"
