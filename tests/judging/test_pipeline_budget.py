@@ -183,8 +183,12 @@ def test_campaign_create_takes_max_judgments_and_campaign_status_shows_budget_an
     call_command("campaign_status", "budgeted", "--json")
     status = json.loads(capsys.readouterr().out)
 
+    call_command("campaign_status", "budgeted")
+    text = capsys.readouterr().out
+
     queued = Pair.objects.filter(round__campaign_topic__campaign=campaign).count()
     assert (status["max_judgments"], status["judgments"], status["judge_model_rounds"]) == (120, 0, False)
+    assert "judgments: 0 crowd, 0 tournament (budget 120)" in text
     assert 0 < queued <= 120
 
 
