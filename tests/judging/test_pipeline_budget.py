@@ -245,3 +245,58 @@ def test_a_budgeted_campaign_of_a_consistent_crowd_exports_what_toppref_simulate
     counted = Pair.objects.filter(round__campaign_topic__campaign=campaign, winner__isnull=False).count()
     assert (counted, campaign.wave_state["waves"]) == (summary["judgments"], summary["rounds"])
     assert campaign.wave_state["phase"] == "closure"
+
+
+# 40 CAsT topics, 3,000 judgments through the services with the judge model's fits: about a minute on SQLite.
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+@pytest.mark.django_db
+def test_a_budgeted_noisy_cast_campaign_equals_the_simulator(cast_dir, tmp_path):
+    from pools.services import collection_create, qrels_import
+
+    # Given the first 40 CAsT turns, a budget of 3,000 judgments and a crowd erring 25% of the time on pairs
+    graded_all = read_qrels(cast_dir / "qrels.graded.txt")
+    topics = sorted(graded_all)[:40]
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text(
+        "".join(
+            f"{topic} Q0 {docid} {grade}\n" for topic in topics for docid, grade in graded_all[topic].items()
+        )
+    )
+    graded = read_qrels(qrels)
+    values = {topic: read_qrels(cast_dir / "qrels.preference.txt")[topic] for topic in topics}
+    collection = collection_create(name="cast-slice", is_strict=False)
+    qrels_import(collection=collection, path=qrels)
+    campaign = campaign_start(
+        campaign=campaign_create(
+            collection=collection, name="cast-budget", mode="adaptive", seed=1, max_judgments=3000
+        )
+    )
+    pools = {topic: sorted(pool) for topic, pool in thin_qrels(graded, campaign.k).items()}
+
+    # When the services and the simulator run it, each HIT to a worker of its own
+    campaign_simulate(
+        campaign=campaign,
+        oracle=PairHashNoisyOracle(values, pools, error_rate=0.25, salt=1),
+        worker_count=400,
+    )
+    engine = simulate_adaptive(
+        pools,
+        PairHashNoisyOracle(values, pools, error_rate=0.25, salt=1),
+        params=adaptive_params(campaign),
+        seed=1,
+        nonrelevant={topic: challenge_nonrelevant(topic, graded) for topic in pools},
+        workers=0,
+        max_judgments=3000,
+        grades=graded,
+    )
+
+    # Then (guard) the judge model chose rounds, and both paths judged and ranked the same
+    campaign.refresh_from_db()
+    assert campaign.wave_state["phase"] == "model" and campaign.status == "done"
+    assert database_votes(campaign) == simulated_votes(engine)
+    assert campaign.wave_state["waves"] == engine.rounds
+    ranked = campaign_ranked(campaign=campaign)
+    assert {topic: ranked.get(topic, []) for topic in engine.topics} == {
+        topic: outcome.ranked for topic, outcome in engine.topics.items()
+    }
