@@ -141,7 +141,8 @@ def test_the_equality_fails_when_the_database_refits_without_the_last_fit(monkey
 
 @pytest.mark.django_db
 def test_a_budgeted_campaign_never_passes_its_budget_and_no_worker_judges_a_pair_twice():
-    # Given a budget that ends in the middle of a wave of closure rounds, judged by three workers who take turns
+    # Given a budget short of what the campaign would spend (the simulator cuts its third wave, 19 votes, to 9),
+    # judged by three workers who take turns
     graded = read_qrels(DEMO_DIR / "qrels.graded.txt")
     values = read_qrels(DEMO_DIR / "qrels.preference.txt")
     campaign = campaign_start(campaign=demo_campaign("demo-budget-cut", max_judgments=150))
