@@ -301,3 +301,26 @@ def test_a_budgeted_noisy_cast_campaign_equals_the_simulator(cast_dir, tmp_path)
     assert {topic: ranked.get(topic, []) for topic in engine.topics} == {
         topic: outcome.ranked for topic, outcome in engine.topics.items()
     }
+
+
+@pytest.mark.django_db
+def test_a_budgeted_campaign_whose_crowd_fails_challenges_still_spends_exactly_its_budget():
+    # Given a budgeted campaign and a crowd reversing 20% of every answer, challenges included: discarded HITs put
+    # their pairs back into the open wave
+    import random
+
+    from judging.engine import NoisyOracle
+
+    values = read_qrels(DEMO_DIR / "qrels.preference.txt")
+    campaign = campaign_start(campaign=demo_campaign("demo-budget-discards", max_judgments=250))
+
+    report = campaign_simulate(
+        campaign=campaign, oracle=NoisyOracle(values, rng=random.Random(2), error_rate=0.2), worker_count=4
+    )
+
+    # Then the campaign finishes with exactly its budget counted, nothing left queued or open
+    campaign.refresh_from_db()
+    progress = campaign_progress(campaign=campaign)
+    assert report.discarded_hits > 0 and campaign.status == "done"
+    assert (progress.judgments, progress.pairs_queued, progress.pairs_in_hits) == (250, 0, 0)
+    assert not Round.objects.filter(campaign_topic__campaign=campaign, closed_at__isnull=True).exists()
