@@ -31,6 +31,11 @@ class CampaignCreateForm(forms.Form):
         initial=DEFAULT_ADAPTIVE_PARAMS.confidence,
         help_text="adaptive mode: the probability that a confirmed pair's order is right",
     )
+    max_judgments = forms.IntegerField(
+        required=False,
+        min_value=1,
+        help_text="adaptive mode: the judgment budget; judging stops at this many judgments (blank: none)",
+    )
     seed = forms.IntegerField(initial=0)
     budget_usd = forms.DecimalField(required=False, min_value=Decimal("0"), decimal_places=2)
 

@@ -76,6 +76,13 @@ class Campaign(models.Model):
     # probability that a confirmed pair's order is right.
     max_votes = models.PositiveIntegerField(default=DEFAULT_ADAPTIVE_PARAMS.max_votes)
     confidence = models.FloatField(default=DEFAULT_ADAPTIVE_PARAMS.confidence)
+    # The adaptive mode's judgment budget (``toppref simulate --max-judgments``): judging stops at this many
+    # counted judgments, and once the crowd is seen to err on close pairs the judge model chooses the rounds.
+    # Blank: no budget. A budgeted campaign runs in waves, as the simulator does (docs/judge-model.md).
+    max_judgments = models.PositiveIntegerField(null=True, blank=True)
+    # Where a budgeted campaign's waves stand (``judging.services.budget``): how many waves have opened, whether
+    # the judge model's rounds have taken over, and the last fit's reliabilities to refit from.
+    wave_state = models.JSONField(null=True, blank=True)
     seed = models.BigIntegerField(default=0)
     preferences_per_hit = models.PositiveIntegerField(default=DEFAULT_HIT_SHAPE.preferences)
     challenges_per_hit = models.PositiveIntegerField(default=DEFAULT_HIT_SHAPE.challenges)
@@ -131,6 +138,10 @@ class Campaign(models.Model):
             models.CheckConstraint(
                 condition=Q(budget_usd__isnull=True) | Q(budget_usd__gte=0),
                 name="campaign_budget_not_negative",
+            ),
+            models.CheckConstraint(
+                condition=Q(max_judgments__isnull=True) | Q(max_judgments__gte=1),
+                name="campaign_max_judgments_at_least_1",
             ),
         ]
 

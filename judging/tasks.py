@@ -64,6 +64,17 @@ def round_close_if_complete_task(round_id: int) -> None:
 
 
 @shared_task(**TASK_OPTIONS)
+def campaign_wave_advance_task(campaign_id: int) -> None:
+    """Close a budgeted campaign's complete wave and open the next (the judge model's fit runs here, never in a
+    request); nothing while the wave waits for answers."""
+    from judging.services.waves import campaign_wave_advance
+
+    campaign = Campaign.objects.filter(pk=campaign_id).first()
+    if campaign is not None:
+        campaign_wave_advance(campaign=campaign)
+
+
+@shared_task(**TASK_OPTIONS)
 def hit_expire_overdue_task() -> None:
     """The overdue sweep: expire assignments past their deadline and unheld HITs past their lifetime, and
     requeue their pairs (run periodically by celery beat)."""

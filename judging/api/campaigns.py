@@ -51,6 +51,7 @@ class CampaignSerializer(serializers.ModelSerializer):
             "max_rounds",
             "max_votes",
             "confidence",
+            "max_judgments",
             "seed",
             "preferences_per_hit",
             "challenges_per_hit",

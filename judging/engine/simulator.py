@@ -20,6 +20,7 @@ from judging.engine.adaptive import (
     NOISY_RATE,
     PRIOR_ANSWERS,
     PRIOR_ERRORS,
+    AdaptiveOpening,
     AdaptiveParams,
     AdaptiveState,
     ErrorEvidence,
@@ -40,6 +41,7 @@ from judging.engine.judges import (
     DEFAULT_JUDGE_MODEL_PARAMS,
     JudgeModel,
     JudgeModelParams,
+    JudgeReliability,
     fit_judge_model,
     model_round_pairs,
 )
@@ -494,8 +496,8 @@ def simulate_adaptive(
 
     active = set(states)
     while active:
-        if budget is not None and (
-            result.judgments >= budget or noise_depends_on_items(evidence, states.values(), result.rounds)
+        if closure_rounds_end(
+            evidence, states.values(), judgments=result.judgments, max_judgments=budget, waves=result.rounds
         ):
             break
         openings = {}
@@ -509,16 +511,9 @@ def simulate_adaptive(
         if not openings:
             break
         result.rounds += 1
-        copies = max(request.votes for opening in openings.values() for request in opening.requests)
-        queue = [
-            (topic, request.pair)
-            for copy in range(copies)
-            for topic, opening in openings.items()
-            for request in opening.requests
-            if request.votes > copy
-        ]
-        if budget is not None:
-            queue = queue[: budget - result.judgments]
+        queue = closure_wave_queue(
+            openings, budget_left=None if budget is None else budget - result.judgments
+        )
         answers = judge(queue)
         errors = error_estimate(evidence, states.values())
         for topic, opening in openings.items():
@@ -583,47 +578,30 @@ def _model_rounds(
     challenge so far, ask the pairs ``model_round_pairs`` chooses in the open ``topics``, until the budget is
     spent or nothing is in doubt; then rank each of those topics by the model. Votes are added to the topics'
     states (their ``decided`` pairs are left as the closure rounds left them)."""
-    candidates = {topic: states[topic].candidates for topic in states}
     model = None
     while True:
-        votes = {
-            topic: [(key[0], key[1], w, worker) for key, vs in state.votes.items() for w, worker in vs]
-            for topic, state in states.items()
-        }
-        model = fit_judge_model(
-            votes,
-            candidates=candidates,
+        model = model_round_fit(
+            states,
             grades=grades,
             challenges=result.challenge_answers,
             k=params.k,
-            params=model_params if model is not None else replace(model_params, iterations=12),
             seed=seed,
+            model_params=model_params,
             start=model,
         )
-        left = budget - result.judgments
-        if left <= 0:
-            break
-        open_model = replace(model, topics={topic: model.topics[topic] for topic in topics})
-        chosen = model_round_pairs(
-            open_model,
-            {topic: {key: len(vs) for key, vs in states[topic].votes.items()} for topic in topics},
-            max_votes=params.max_votes,
-            confidence=params.confidence,
-            pairs_per_item=max(params.pairs_per_round, MODEL_PAIRS_PER_ITEM),
-            limit=left,
+        chosen = model_round_open(
+            model,
+            model_round_vote_counts(states, topics),
+            budget_left=budget - result.judgments,
+            params=params,
         )
         if not chosen:
             break
         result.rounds += 1
-        answers = judge([(topic, pair) for topic in sorted(chosen) for pair in chosen[topic]])
+        answers = judge(model_round_queue(chosen))
         for topic, topic_answers in answers.items():
             state = states[topic]
-            merged = {key: list(vs) for key, vs in state.votes.items()}
-            for a, b, winner, worker in topic_answers:
-                merged.setdefault((a, b), []).append((winner, worker))
-            states[topic] = replace(
-                state, rounds=state.rounds + 1, votes={key: tuple(vs) for key, vs in merged.items()}
-            )
+            states[topic] = model_round_close(state, topic_answers)
             result.topics[topic].judgments += len(topic_answers)
             result.topics[topic].rounds.append(
                 RoundRecord(
@@ -635,7 +613,153 @@ def _model_rounds(
                 )
             )
     for topic in topics:
-        result.topics[topic].ranked = [
-            RankedItem(docid=docid, rank=rank, wins=0)
-            for rank, docid in enumerate(model.topics[topic].top_k(), start=1)
-        ]
+        result.topics[topic].ranked = model_ranking(model, topic)
+
+
+# The decisions of a budgeted adaptive campaign, wave by wave, as pure functions: ``simulate_adaptive`` calls them
+# and so does the database's budgeted campaign (``judging.services.budget``), so both run one engine.
+
+
+def closure_rounds_end(
+    evidence: ErrorEvidence,
+    states: Iterable[AdaptiveState],
+    *,
+    judgments: int,
+    max_judgments: int | None,
+    waves: int,
+) -> bool:
+    """Whether a campaign's closure rounds end before its next wave: with a budget (``max_judgments``), once
+    ``judgments`` reach it or the crowd errs on close pairs (``noise_depends_on_items`` after ``waves`` waves; the
+    judge model's rounds take over); without one, never."""
+    if max_judgments is None:
+        return False
+    return judgments >= max_judgments or noise_depends_on_items(evidence, states, waves)
+
+
+def closure_wave_queue(
+    openings: Mapping[str, AdaptiveOpening], *, budget_left: int | None
+) -> list[tuple[str, Pair]]:
+    """The votes one wave of closure rounds asks, in the order they are packed into HITs: every topic's first vote
+    of each pair (topics in the order of ``openings``, pairs in request order), then every second vote, and so on;
+    cut to the first ``budget_left`` (none when None)."""
+    copies = max(request.votes for opening in openings.values() for request in opening.requests)
+    queue = [
+        (topic, request.pair)
+        for copy in range(copies)
+        for topic, opening in openings.items()
+        for request in opening.requests
+        if request.votes > copy
+    ]
+    if budget_left is not None:
+        queue = queue[:budget_left]
+    return queue
+
+
+def model_round_fit(
+    states: Mapping[str, AdaptiveState],
+    *,
+    grades: Mapping[str, Mapping[str, float]],
+    challenges: Iterable[tuple[str, bool]],
+    k: int,
+    seed: int,
+    model_params: JudgeModelParams = MODEL_ROUND_PARAMS,
+    start: JudgeModel | None = None,
+) -> JudgeModel:
+    """The judge model of a model round (``fit_judge_model``): every vote of every topic's state (in the order the
+    state holds them) and every challenge answer ``(judge, passed)``, over every topic's candidates, the NIST
+    ``grades`` as prior. ``start``, the previous round's fit, is refitted with ``model_params``; the first fit
+    (no ``start``) runs 12 iterations."""
+    return fit_judge_model(
+        {
+            topic: [(key[0], key[1], w, worker) for key, vs in state.votes.items() for w, worker in vs]
+            for topic, state in states.items()
+        },
+        candidates={topic: state.candidates for topic, state in states.items()},
+        grades=grades,
+        challenges=challenges,
+        k=k,
+        params=model_params if start is not None else replace(model_params, iterations=12),
+        seed=seed,
+        start=start,
+    )
+
+
+def model_round_vote_counts(
+    states: Mapping[str, AdaptiveState], topics: Iterable[str]
+) -> dict[str, dict[Pair, int]]:
+    """Votes so far of every pair of ``topics``: the input of ``model_round_open``."""
+    return {topic: {key: len(vs) for key, vs in states[topic].votes.items()} for topic in topics}
+
+
+def model_round_open(
+    model: JudgeModel,
+    vote_counts: Mapping[str, Mapping[Pair, int]],
+    *,
+    budget_left: int,
+    params: AdaptiveParams,
+) -> dict[str, list[Pair]]:
+    """The pairs of the next model round (``judges.model_round_pairs``) among the topics of ``vote_counts`` (topic
+    -> pair -> votes so far; the topics still open): one vote each, each item in at most
+    max(``params.pairs_per_round``, MODEL_PAIRS_PER_ITEM) pairs, no pair past ``params.max_votes``, at most
+    ``budget_left`` pairs. Empty when the budget is spent or every open topic is settled at ``params.confidence``:
+    judging stops."""
+    if budget_left <= 0:
+        return {}
+    open_model = replace(model, topics={topic: model.topics[topic] for topic in vote_counts})
+    return model_round_pairs(
+        open_model,
+        vote_counts,
+        max_votes=params.max_votes,
+        confidence=params.confidence,
+        pairs_per_item=max(params.pairs_per_round, MODEL_PAIRS_PER_ITEM),
+        limit=budget_left,
+    )
+
+
+def model_round_queue(chosen: Mapping[str, Sequence[Pair]]) -> list[tuple[str, Pair]]:
+    """The votes of a model round in the order they are packed into HITs: topics sorted, pairs as chosen."""
+    return [(topic, pair) for topic in sorted(chosen) for pair in chosen[topic]]
+
+
+def model_round_close(state: AdaptiveState, votes: Iterable[tuple[str, str, str, str]]) -> AdaptiveState:
+    """A topic's state after a model round: its votes ``(a, b, winner, worker)`` added to their pairs (``(a, b)``
+    as asked, a < b), one more round; the ``decided`` pairs stay as the closure rounds left them."""
+    merged = {key: list(vs) for key, vs in state.votes.items()}
+    for a, b, winner, worker in votes:
+        merged.setdefault((a, b), []).append((winner, worker))
+    return replace(state, rounds=state.rounds + 1, votes={key: tuple(vs) for key, vs in merged.items()})
+
+
+def model_ranking(model: JudgeModel, topic: str) -> list[RankedItem]:
+    """A topic's final top-k when the judge model ends it: its k candidates of highest posterior mean, ranks 1..k
+    (no ties), no wins."""
+    return [
+        RankedItem(docid=docid, rank=rank, wins=0)
+        for rank, docid in enumerate(model.topics[topic].top_k(), start=1)
+    ]
+
+
+def judge_model_start_to_json(model: JudgeModel) -> dict[str, Any]:
+    """What a refit takes from an earlier fit (``fit_judge_model``'s ``start``), as JSON: the crowd's and every
+    judge's reliability and the prior's scale and spread."""
+    return {
+        "crowd_eta": model.crowd_eta,
+        "grade_scale": model.grade_scale,
+        "prior_sd": model.prior_sd,
+        "judges": {judge: reliability.eta for judge, reliability in sorted(model.judges.items())},
+    }
+
+
+def judge_model_start_from_json(data: Mapping[str, Any]) -> JudgeModel:
+    """The ``start`` of a refit from ``judge_model_start_to_json``'s output: the same reliabilities and prior, so
+    the refit gives the numbers it gives from the fit itself."""
+    return JudgeModel(
+        topics={},
+        judges={
+            judge: JudgeReliability(judge=judge, eta=float(eta), votes=0, challenges=0, challenges_failed=0)
+            for judge, eta in data["judges"].items()
+        },
+        crowd_eta=float(data["crowd_eta"]),
+        grade_scale=float(data["grade_scale"]),
+        prior_sd=float(data["prior_sd"]),
+    )

@@ -70,6 +70,12 @@ def _campaign_error_evidence(*, campaign: Campaign) -> tuple[ErrorEvidence, list
     return evidence, summaries
 
 
+def campaign_error_evidence(*, campaign: Campaign) -> ErrorEvidence:
+    """The challenges of every counted or discarded HIT, per worker (what the switch to the judge model's rounds
+    weighs against the topics' votes: ``noise_depends_on_items``)."""
+    return _campaign_error_evidence(campaign=campaign)[0]
+
+
 def campaign_error_model(*, campaign: Campaign) -> ErrorModel:
     """The campaign's estimated error rates now (``error_estimate``): the challenges of every submitted HIT
     and the votes of every topic."""

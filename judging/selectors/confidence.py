@@ -90,10 +90,18 @@ def campaign_judge_model_inputs(*, campaign: Campaign) -> JudgeModelInputs:
         # a model whose two orders disagreed said the pair is a tie (Arabzadeh and Clarke, SIGIR 2025)
         vote: str | None = None if tie == Judgment.Tie.POSITION_INCONSISTENT else winner
         inputs.votes.setdefault(topic, []).append((left, right, vote, worker_key(worker_id)))
+    inputs.challenges = campaign_challenge_answers(campaign=campaign)
+    return inputs
+
+
+def campaign_challenge_answers(*, campaign: Campaign) -> list[tuple[str, bool]]:
+    """Every challenge answer of the counted or discarded HITs as the judge model takes it, ``(judge, passed)``,
+    worker by worker."""
+    answers_out: list[tuple[str, bool]] = []
     for worker_id, answers, failed in campaign_worker_challenges(campaign=campaign):
         key = worker_key(worker_id)
-        inputs.challenges.extend([(key, True)] * (answers - failed) + [(key, False)] * failed)
-    return inputs
+        answers_out.extend([(key, True)] * (answers - failed) + [(key, False)] * failed)
+    return answers_out
 
 
 def campaign_confidence_signature(*, campaign: Campaign) -> str:

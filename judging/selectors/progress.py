@@ -28,6 +28,15 @@ from judging.models import (
 from judging.selectors.workers import worker_excluded_here
 from trecio import topic_order_key
 
+# The phases of a budgeted campaign's waves (``judging.services.waves``): closure rounds, then the judge model's.
+CLOSURE_PHASE, JUDGE_MODEL_PHASE = "closure", "model"
+
+
+def wave_state_of(campaign: Campaign) -> dict[str, Any]:
+    """``Campaign.wave_state`` with its defaults: ``waves`` opened, ``phase`` (``CLOSURE_PHASE`` or
+    ``JUDGE_MODEL_PHASE``) and ``start`` (the last fit's reliabilities, or None)."""
+    return {"waves": 0, "phase": CLOSURE_PHASE, "start": None} | dict(campaign.wave_state or {})
+
 
 class _RoundRow(TypedDict):
     campaign_topic_id: int
@@ -115,6 +124,8 @@ class CampaignProgress:
     spend_usd: Decimal
     budget_usd: Decimal | None
     publish_note: str
+    max_judgments: int | None = None
+    judge_model_rounds: bool = False
 
     @property
     def fraction_finished(self) -> float:
@@ -279,6 +290,8 @@ def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
         spend_usd=spend.total,
         budget_usd=campaign.budget_usd,
         publish_note=campaign.publish_note,
+        max_judgments=campaign.max_judgments,
+        judge_model_rounds=wave_state_of(campaign)["phase"] == JUDGE_MODEL_PHASE,
     )
 
 

@@ -29,7 +29,14 @@ from judging.models import Campaign, CampaignTopic, Candidate, Pair, Round
 from judging.services.errors import CampaignConfigError, CampaignStateError
 from judging.services.hits import hit_build, hit_expire_overdue
 from judging.services.rounds import round_close_if_complete, round_generate
-from judging.services.topic_state import FINISHED_STATES, round_store, rounds_open_first, tournament_open
+from judging.services.topic_state import (
+    FINISHED_STATES,
+    campaign_runs_in_waves,
+    round_store,
+    rounds_open_first,
+    tournament_open,
+)
+from judging.services.waves import campaign_wave_advance
 from pools.models import Collection, GradedJudgment
 from pools.services import collection_lock_current, collection_version_release
 from pools.thinning import thin_pool
@@ -50,6 +57,7 @@ def campaign_create(
     max_rounds: int = DEFAULT_PARAMS.max_rounds,
     max_votes: int = DEFAULT_ADAPTIVE_PARAMS.max_votes,
     confidence: float = DEFAULT_ADAPTIVE_PARAMS.confidence,
+    max_judgments: int | None = None,
     seed: int = 0,
     preferences_per_hit: int = DEFAULT_HIT_SHAPE.preferences,
     challenges_per_hit: int = DEFAULT_HIT_SHAPE.challenges,
@@ -70,7 +78,8 @@ def campaign_create(
     at least one preference per HIT, prices finite and not negative, a budget that pays for at least one
     HIT, hence a HIT that costs something when there is a budget, a known mode, culling rule and crowd
     provider; for every mode, max votes >= 1 and a confidence strictly between 0.5 and 1, which the adaptive
-    mode uses). Defaults are the engine's (``judging.engine.params``).
+    mode uses; a judgment budget ``max_judgments`` of at least 1, in the adaptive mode only). Defaults are the
+    engine's (``judging.engine.params``).
 
     A language model judges with ``llm_model`` (docs/llm-judges.md): alone with ``provider="llm"`` (then
     HITs pay nothing, the budget bounds the tokens at ``llm_price_in_usd`` / ``llm_price_out_usd`` per
@@ -81,6 +90,10 @@ def campaign_create(
     try:
         CrowdParams(k=k, F=final_stage_size, P=opponents, culling=culling, max_rounds=max_rounds).validate()
         AdaptiveParams(k=k, max_votes=max_votes, confidence=confidence).validate()
+        if max_judgments is not None and mode != Campaign.Mode.ADAPTIVE:
+            raise ValueError("a judgment budget (max_judgments) needs the adaptive mode")
+        if max_judgments is not None and max_judgments < 1:
+            raise ValueError(f"max judgments must be at least 1 (got {max_judgments})")
         HitShape(preferences=preferences_per_hit, challenges=challenges_per_hit).validate()
         pricing = Pricing(pay_per_hit=Decimal(pay_per_hit_usd), fee=Decimal(fee_per_hit_usd))
         if is_llm_only:
@@ -113,6 +126,7 @@ def campaign_create(
         max_rounds=max_rounds,
         max_votes=max_votes,
         confidence=confidence,
+        max_judgments=max_judgments,
         seed=seed,
         preferences_per_hit=preferences_per_hit,
         challenges_per_hit=challenges_per_hit,
@@ -260,6 +274,9 @@ def campaign_start(*, campaign: Campaign, topic_ids: Sequence[str] | None = None
             ],
             item_ids=item_ids,
         )
+    elif campaign_runs_in_waves(campaign):
+        # Every topic's first round at once, the wave cut at the budget (judging.services.waves).
+        campaign_wave_advance(campaign=campaign)
     else:
         for campaign_topic in campaign_topics:
             if campaign.is_crowd:
@@ -283,11 +300,18 @@ def campaign_delete(*, campaign: Campaign) -> None:
 
 def campaign_advance(*, campaign: Campaign) -> dict[str, int]:
     """Bring a running crowd campaign up to date, as the tasks would have: open a round for every unfinished
-    topic without one, close every complete round, expire overdue HITs, build HITs for queued pairs. Each
+    topic without one, close every complete round (a budgeted campaign: close its complete wave and open the
+    next, ``campaign_wave_advance``), expire overdue HITs, build HITs for queued pairs. Each
     step is its own transaction and idempotent, so this is the recovery after a crash or a lost task, and
     the periodic safety net. Returns how many rounds were opened and closed and HITs built."""
     counts = {"rounds_opened": 0, "rounds_closed": 0, "hits_expired": 0, "hits_built": 0}
     if not campaign.is_crowd:
+        return counts
+    if campaign_runs_in_waves(campaign):
+        # A budgeted campaign's rounds close and open wave by wave, never one topic alone.
+        counts.update(campaign_wave_advance(campaign=campaign))
+        counts["hits_expired"] = len(hit_expire_overdue(campaign=campaign))
+        counts["hits_built"] = len(hit_build(campaign=campaign))
         return counts
     open_rounds = Round.objects.filter(campaign_topic=OuterRef("pk"), closed_at__isnull=True)
     stalled = (

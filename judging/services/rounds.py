@@ -16,6 +16,8 @@ from django.utils import timezone
 
 from config.celery import enqueue_on_commit
 from judging.engine import (
+    AdaptiveState,
+    ErrorModel,
     RoundPlan,
     TopicState,
     adaptive_round_close,
@@ -38,6 +40,7 @@ from judging.services.topic_state import (
     adaptive_state_load,
     campaign_error_model,
     campaign_params,
+    campaign_runs_in_waves,
     round_store,
     topic_close,
 )
@@ -54,6 +57,9 @@ def round_generate(*, campaign_topic: CampaignTopic) -> Round | None:
     )
     if campaign_topic.state in FINISHED_STATES or not campaign_topic.campaign.is_crowd:
         return None
+    if campaign_runs_in_waves(campaign_topic.campaign):
+        # A budgeted campaign opens its rounds wave by wave (``judging.services.waves``), never one topic alone.
+        return campaign_topic.rounds.filter(closed_at__isnull=True).first()
     open_round = campaign_topic.rounds.filter(closed_at__isnull=True).first()
     if open_round is not None:
         return open_round
@@ -90,6 +96,11 @@ def round_close_if_complete(*, round: Round) -> bool:
     if any(winner is None for _, _, winner in pairs):
         return False
     campaign = campaign_topic.campaign
+    if campaign_runs_in_waves(campaign):
+        # A budgeted campaign's rounds close together, wave by wave, as the simulator closes them
+        # (``judging.services.waves``): this one is complete, the wave may be too.
+        enqueue_on_commit("judging.tasks.campaign_wave_advance_task", campaign.pk)
+        return False
     if campaign.mode == campaign.Mode.ADAPTIVE:
         _adaptive_round_close(campaign_topic=campaign_topic, round=round)
         return True
@@ -156,30 +167,48 @@ def round_close_if_complete(*, round: Round) -> bool:
 
 
 def _adaptive_round_close(*, campaign_topic: CampaignTopic, round: Round) -> None:
-    """Close a complete adaptive round: add its votes (with the worker of each counted judgment) to the topic's
-    stored state, decide what the sequential test settles (``adaptive_round_close``), mark the candidates that
-    left (k others confirmed above them), and open the next round or finish the topic. The caller holds the
-    topic's lock."""
+    """Close a complete adaptive round (``adaptive_round_record``, with the crowd's error estimate now), then
+    open the next round or finish the topic. The caller holds the topic's lock."""
     campaign = campaign_topic.campaign
+    adaptive_round_record(
+        campaign_topic=campaign_topic, round=round, errors=campaign_error_model(campaign=campaign)
+    )
+    if round_store(campaign_topic=campaign_topic):
+        campaign_id = campaign.pk
+        enqueue_on_commit("judging.tasks.hit_build_task", campaign_id)
+
+
+def round_votes(*, round: Round) -> list[tuple[str, str, str, str]]:
+    """The votes of a complete round, ``(left, right, winner, worker)`` in pair order: each pair's winner with
+    the worker of the judgment that counted."""
     # The judge whose answer gave the pair its winner: a machine judge's tie on it gave none.
     counted = Judgment.objects.filter(
         slot__pair=OuterRef("pk"), assignment__status=Assignment.Status.ACCEPTED, tie=""
     ).values("assignment__worker_id")[:1]
-    votes = [
+    return [
         (left, right, winner, worker_key(worker_id))
         for left, right, winner, worker_id in round.pairs.annotate(worker_id=Subquery(counted))
         .order_by("pk")
         .values_list("left__docid", "right__docid", "winner__docid", "worker_id")
     ]
-    params = adaptive_params(campaign)
-    before = adaptive_state_load(campaign_topic=campaign_topic)
+
+
+def adaptive_round_record(
+    *, campaign_topic: CampaignTopic, round: Round, errors: ErrorModel, state: AdaptiveState | None = None
+) -> AdaptiveState:
+    """Close a complete adaptive round without opening the next: add its votes (``round_votes``) to the topic's
+    stored state (``state`` when the caller has it loaded), decide what the sequential test settles under
+    ``errors`` (``adaptive_round_close``), mark the candidates that left (k others confirmed above them) and
+    store the round's outcome. Returns the topic's new state. The caller holds the topic's lock."""
+    params = adaptive_params(campaign_topic.campaign)
+    before = state if state is not None else adaptive_state_load(campaign_topic=campaign_topic)
     after = adaptive_round_close(
         before,
         number=round.number,
         stage=round.stage,
-        votes=votes,
+        votes=round_votes(round=round),
         params=params,
-        errors=campaign_error_model(campaign=campaign),
+        errors=errors,
     )
     campaign_topic.adaptive_state = after.to_json()
     campaign_topic.save(update_fields=["adaptive_state", "updated_at"])
@@ -205,6 +234,4 @@ def _adaptive_round_close(*, campaign_topic: CampaignTopic, round: Round) -> Non
         "tied": [list(key) for key in decided if after.decided[key] is None],
     }
     instance_update(round, ["outcome", "closed_at"])
-    if round_store(campaign_topic=campaign_topic):
-        campaign_id = campaign.pk
-        enqueue_on_commit("judging.tasks.hit_build_task", campaign_id)
+    return after

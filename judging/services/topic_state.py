@@ -47,6 +47,12 @@ def campaign_params(campaign: Campaign) -> CrowdParams:
     )
 
 
+def campaign_runs_in_waves(campaign: Campaign) -> bool:
+    """Whether the campaign's rounds open and close together, wave by wave, as ``simulate_adaptive`` runs them:
+    an adaptive campaign with a judgment budget (``max_judgments``; ``judging.services.waves``)."""
+    return campaign.mode == Campaign.Mode.ADAPTIVE and campaign.max_judgments is not None
+
+
 def adaptive_state_load(*, campaign_topic: CampaignTopic) -> AdaptiveState:
     """The engine's ``AdaptiveState`` of a topic: every candidate in stored order and the stored votes."""
     candidates = campaign_topic.candidates.order_by("position").values_list("item__docid", flat=True)

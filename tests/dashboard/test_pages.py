@@ -285,3 +285,28 @@ def test_the_campaign_page_shows_held_assignments_and_their_age(client, research
     assert [(row["hit_number"], row["answered"]) for row in held] == [(assignment.hit.number, 1)]
     assert held[0]["age_seconds"] >= 0 and held[0]["idle_seconds"] >= 0
     assert "No HIT is held right now." in client.get("/dashboard/campaigns/demo-done/").content.decode()
+
+
+def test_a_budgeted_adaptive_campaign_from_the_form_shows_its_budget_and_spend(
+    client, researcher, demo_collection, django_capture_on_commit_callbacks
+):
+    from judging.engine import PerfectOracle
+    from judging.services.simulated_crowd import campaign_simulate
+    from pools.trec import read_qrels
+    from tests.conftest import DEMO_DIR
+
+    client.force_login(researcher)
+    form = {"name": "budget-page", "collection": "demo", "mode": "adaptive", "k": 5, "final_stage_size": 9}
+    response = client.post(
+        "/dashboard/campaigns/new/", form | {"opponents": 7, "max_judgments": 60, "seed": 1}
+    )
+    assert response.status_code == 302
+    campaign = Campaign.objects.get(name="budget-page")
+    assert campaign.max_judgments == 60
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/dashboard/campaigns/budget-page/action/", {"action": "start"})
+    campaign_simulate(campaign=campaign, oracle=PerfectOracle(read_qrels(DEMO_DIR / "qrels.preference.txt")))
+
+    html = client.get("/dashboard/campaigns/budget-page/").content.decode()
+
+    assert 'data-max-judgments="60"' in html and "60 of 60" in html

@@ -65,6 +65,13 @@ class Command(BaseCommand):
             help="adaptive mode: the probability that a confirmed pair's order is right "
             f"(default {adaptive.confidence})",
         )
+        parser.add_argument(
+            "--max-judgments",
+            type=int,
+            default=None,
+            help="adaptive mode: the judgment budget; judging stops at this many judgments and, once the crowd "
+            "is seen to err on close pairs, the judge model chooses the rounds (docs/judge-model.md; default: none)",
+        )
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--preferences-per-hit", type=int, default=shape.preferences)
         parser.add_argument("--challenges-per-hit", type=int, default=shape.challenges)
@@ -161,6 +168,7 @@ class Command(BaseCommand):
                 max_rounds=options["max_rounds"],
                 max_votes=options["max_votes"],
                 confidence=options["confidence"],
+                max_judgments=options["max_judgments"],
                 seed=options["seed"],
                 preferences_per_hit=options["preferences_per_hit"],
                 challenges_per_hit=options["challenges_per_hit"],
@@ -185,6 +193,7 @@ class Command(BaseCommand):
                 if campaign.mode == Campaign.Mode.ADAPTIVE
                 else ""
             )
+            + (f" max_judgments={campaign.max_judgments}" if campaign.max_judgments is not None else "")
             + ("" if campaign.provider == Campaign.Provider.LOCAL else f" provider={campaign.provider}")
             + (f" model={campaign.llm_model}" if campaign.has_llm else "")
         )

@@ -30,7 +30,13 @@ class Command(BaseCommand):
         lines = [
             f"campaign {campaign.name} ({campaign.mode}, {campaign.provider}): {progress.status}",
             f"topics: {progress.topics_done}/{progress.topics_total} done",
-            f"judgments: {progress.judgments} crowd, {progress.tournament_judgments} tournament",
+            f"judgments: {progress.judgments} crowd, {progress.tournament_judgments} tournament"
+            + (
+                ""
+                if progress.max_judgments is None
+                else f" (budget {progress.max_judgments}"
+                + ("; the judge model chooses the rounds)" if progress.judge_model_rounds else ")")
+            ),
             f"answers: {progress.answers['preferences']} preferences, {progress.answers['challenges']} challenges",
             f"pairs: {progress.pairs_queued} queued, {progress.pairs_in_hits} in HITs",
             f"HITs: {hits}",
