@@ -341,27 +341,9 @@ def fit_judge_model(
         centred[topic] = g - g.mean() if len(g) else g
     challenge_list = [(judge, bool(passed)) for judge, passed in challenges]
 
-    judge_names = sorted({j for d in data.values() for j in d.judges} | {j for j, _ in challenge_list})
-    crowd_eta = params.eta_prior if start is None else start.crowd_eta
-    eta = {j: crowd_eta if start is None else start.reliability(j) for j in judge_names}
-    grade_scale, prior_sd = (
-        (params.grade_scale, params.prior_sd) if start is None else (start.grade_scale, start.prior_sd)
-    )
-    posteriors: dict[str, TopicPosterior] = {}
-    for _ in range(params.iterations):
-        posteriors = {
-            topic: _posterior(
-                data[topic],
-                np.asarray([eta[j] for j in data[topic].judges], dtype=np.float64),
-                grade_scale * centred[topic],
-                prior_sd,
-            )
-            for topic in topics
-        }
-        if params.estimate_prior:
-            grade_scale, prior_sd = _prior_update(posteriors, centred)
-        crowd_eta, eta = _reliability_update(data, posteriors, challenge_list, eta, params)
-
+    fit = _fit_scores(data, centred, challenge_list, params=params, start=start)
+    posteriors, eta, crowd_eta = fit.posteriors, fit.eta, fit.crowd_eta
+    grade_scale, prior_sd, judge_names = fit.grade_scale, fit.prior_sd, sorted(fit.eta)
     counts = {j: [0, 0, 0] for j in judge_names}
     for d in data.values():
         for judge in d.judges:
@@ -413,6 +395,51 @@ def fit_judge_model(
             for topic, p in posteriors.items()
         },
     )
+
+
+@dataclass(frozen=True)
+class _ScoreFit:
+    """What the alternating maximisation leaves: each topic's posterior and the judges' reliabilities."""
+
+    posteriors: dict[str, TopicPosterior]
+    eta: dict[str, float]
+    crowd_eta: float
+    grade_scale: float
+    prior_sd: float
+
+
+def _fit_scores(
+    data: Mapping[str, _TopicData],
+    centred: Mapping[str, FloatArray],
+    challenge_list: Sequence[tuple[str, bool]],
+    *,
+    params: JudgeModelParams,
+    start: JudgeModel | None,
+) -> _ScoreFit:
+    """Alternate the topics' Laplace posteriors, the prior (empirical Bayes) and the judges' reliabilities."""
+    topics = sorted(data)
+    judge_names = sorted({j for d in data.values() for j in d.judges} | {j for j, _ in challenge_list})
+    crowd_eta = params.eta_prior if start is None else start.crowd_eta
+    eta = {j: crowd_eta if start is None else start.reliability(j) for j in judge_names}
+    grade_scale, prior_sd = (
+        (params.grade_scale, params.prior_sd) if start is None else (start.grade_scale, start.prior_sd)
+    )
+    posteriors: dict[str, TopicPosterior] = {}
+    for _ in range(params.iterations):
+        posteriors = {
+            topic: _posterior(
+                data[topic],
+                np.asarray([eta[j] for j in data[topic].judges], dtype=np.float64),
+                grade_scale * centred[topic],
+                prior_sd,
+            )
+            for topic in topics
+        }
+        if params.estimate_prior:
+            grade_scale, prior_sd = _prior_update(posteriors, centred)
+        crowd_eta, eta = _reliability_update(data, posteriors, challenge_list, eta, params)
+
+    return _ScoreFit(posteriors, eta, crowd_eta, grade_scale, prior_sd)
 
 
 def _prior_update(
