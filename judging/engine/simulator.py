@@ -28,6 +28,7 @@ from judging.engine.adaptive import (
     adaptive_round_close,
     adaptive_round_open,
     assign_workers,
+    budget_params,
     error_estimate,
     open_candidates,
     shuffled_workers,
@@ -441,6 +442,8 @@ def simulate_adaptive(
     by then is ranked by the model (its top-k by posterior mean). A reliable crowd keeps the closure rounds."""
     params.validate()
     hit_shape.validate()
+    if max_judgments is not None:
+        params = budget_params(params)
     nonrelevant = nonrelevant or {}
     states = {
         topic: AdaptiveState(topic=topic, candidates=tuple(candidate_order(pools[topic])))
