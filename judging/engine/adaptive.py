@@ -707,7 +707,9 @@ def adaptive_round_close(
             raise ValueError(f"vote on ({a}, {b}) is not between two candidates of topic {state.topic}")
         if winner not in key:
             raise ValueError(f"winner {winner} is not in the pair ({a}, {b})")
-        if key in state.decided and (stage != 2 or (state.decided[key] is None and not params.break_best_ties)):
+        if key in state.decided and (
+            stage != 2 or (state.decided[key] is None and not params.break_best_ties)
+        ):
             raise ValueError(f"pair ({a}, {b}) is already decided")
         previous = all_votes.get(key, ())
         if any(w == worker for _, w in previous):
