@@ -8,13 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from judging.engine import AdaptiveParams, AdaptiveState, NoisyOracle, simulate_adaptive
+from judging.engine import AdaptiveParams, AdaptiveState, NoisyOracle, budget_params, simulate_adaptive
 from judging.engine.adaptive import (
     ErrorModel,
     adaptive_rank,
     adaptive_round_close,
     adaptive_round_open,
-    budget_params,
 )
 
 
