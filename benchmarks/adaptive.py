@@ -4,10 +4,11 @@
     .venv/bin/python benchmarks/adaptive.py --seeds 2 --judges oracle error-0.1
 
 Modes: ``crowd`` (the paper's procedure), ``adaptive`` (no budget), and the adaptive mode at a budget
-(``--max-judgments``): ``budget-paper`` (the judgments the paper's procedure spent for the same judge and seed)
-and ``budget-10000``. Judges: a consistent one, ``--error-rate`` 0.1/0.2 (0.3 on request),
-``--discriminability`` 2 (1 and 3 on request), the CAsT crowd log as the level-gap model (``crowd-log``) and as
-an item-score world (``crowd-log-items``, scored against that world's own truth). Every run also writes
+(``--max-judgments``): ``budget-paper`` (the judgments the paper's procedure spent for the same judge and seed),
+``budget-14000`` (the goal's "within 14,000 judgments") and ``budget-10000``. Judges: a consistent one,
+``--error-rate`` 0.1/0.2 (0.3 on request), ``--discriminability`` 2 (1 and 3 on request), the CAsT crowd log as
+the level-gap model (``crowd-log``) and as an item-score world (``crowd-log-items``, scored against that world's
+own truth). Every run also writes
 ``--confidence-out`` and ``--truth-out``, and the calibration table pools the judge model's ``p_top_k`` over the
 noisy judges and seeds, in bins of 0.1, against the observed fraction of items in the true top-5 (an item tied
 with the 5th counts as in: docs/judge-model.md).
@@ -38,7 +39,9 @@ REPO_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_DIR))
 CAST_DIR = REPO_DIR.parent / "shared" / "data" / "cast2019"
 FIGURE = REPO_DIR / "docs" / "adaptive-cost-recall.png"
-MODES = ("crowd", "adaptive", "budget-paper", "budget-10000")
+MODES = ("crowd", "adaptive", "budget-paper", "budget-14000", "budget-10000")
+# The fixed budgets of the ``budget-N`` modes.
+BUDGETS = {"budget-14000": 14_000, "budget-10000": 10_000}
 JUDGES = {
     "oracle": [],
     "error-0.1": ["--error-rate", "0.1"],
@@ -217,12 +220,12 @@ def main() -> int:
     results: dict[tuple[str, str], list[dict]] = {}
     # The paper-budget runs spend what the crowd run of the same judge and seed spent, so they come second.
     first = [
-        (m, j, s, 10_000 if m == "budget-10000" else None)
+        (m, j, s, BUDGETS.get(m))
         for j in args.judges
         for m in modes
         if m != "budget-paper"
         and (m != "adaptive" or j in args.unbudgeted)
-        and (m != "budget-10000" or j != "oracle")
+        and (m not in BUDGETS or j != "oracle")
         for s in range(args.seeds)
     ]
     with Pool(args.processes) as pool:
@@ -352,7 +355,7 @@ def print_goals(rows: list[dict]) -> None:
             ),
             ("perfect judge: <= 12 rounds", r["rounds"] <= 12, f"{r['rounds']:.1f}"),
         ]
-    for mode in ("adaptive", "budget-paper", "budget-10000"):
+    for mode in ("adaptive", "budget-paper", "budget-14000", "budget-10000"):
         r = by.get((mode, "error-0.1"))
         if r is not None:
             met = (
@@ -440,6 +443,7 @@ def plot(rows: list[dict]) -> None:
         ("crowd", "s", "tab:blue"),
         ("adaptive", "o", "tab:orange"),
         ("budget-paper", "^", "tab:green"),
+        ("budget-14000", "D", "tab:purple"),
         ("budget-10000", "v", "tab:red"),
     ):
         by_judge = {

@@ -26,9 +26,11 @@ from judging.engine.adaptive import (
     ErrorEvidence,
     ErrorModel,
     Pair,
+    adaptive_rank,
     adaptive_round_close,
     adaptive_round_open,
     assign_workers,
+    budget_params,
     error_estimate,
     open_candidates,
     shuffled_workers,
@@ -440,9 +442,13 @@ def simulate_adaptive(
     (``judges.model_round_pairs``: one vote per chosen pair a round, each item in at most
     max(``params.pairs_per_round``, MODEL_PAIRS_PER_ITEM) pairs, at most ``params.max_votes`` votes a pair,
     ``grades`` as the model's prior) until the budget is spent or every topic is settled at ``params.confidence``; every topic not ended
-    by then is ranked by the model (its top-k by posterior mean). A reliable crowd keeps the closure rounds."""
+    by then is ranked by the model (its top-k by posterior mean). A reliable crowd, or one that reverses at random, keeps the
+    closure rounds with ``adaptive.budget_params``; each topic still open at the budget is ranked as its all-pairs
+    stage would rank it (``adaptive_rank``)."""
     params.validate()
     hit_shape.validate()
+    if max_judgments is not None:
+        params = budget_params(params)
     nonrelevant = nonrelevant or {}
     states = {
         topic: AdaptiveState(topic=topic, candidates=tuple(candidate_order(pools[topic])))
@@ -538,7 +544,14 @@ def simulate_adaptive(
                 )
             )
         errors = error_estimate(evidence, states.values())
-    if budget is not None and active:
+    if budget is not None and active and result.judgments >= budget:
+        # Cut at the budget in the closure rounds, a topic is ranked by its confirmed graph and vote shares as
+        # its all-pairs stage ranks it: on CAsT with 10% reversed judgments (seeds 0-4) this gave tie-aware recall
+        # 0.919 at 10,000 judgments where the judge model's ranking of the same votes gave 0.893, best first alike
+        # (docs/decisions.md "Closure rounds at a budget").
+        for topic in sorted(active):
+            outcomes[topic].ranked = adaptive_rank(states[topic], k=params.k)
+    elif budget is not None and active:
         _model_rounds(
             result,
             states,

@@ -18,20 +18,22 @@ from judging.engine import (
     error_estimate_from_votes,
     open_candidates,
 )
-from judging.engine.adaptive import decisive_limits, decisive_within_reach
+from judging.engine.adaptive import budget_params, decisive_limits, decisive_within_reach
 from judging.models import Assignment, Campaign, CampaignTopic
 from judging.selectors.progress import TOPIC_STATE_WORDS
 from trecio import topic_order_key
 
 
 def adaptive_params(campaign: Campaign) -> AdaptiveParams:
-    """The engine's parameters for an adaptive campaign (F: the engine's default, at least k)."""
-    return AdaptiveParams(
+    """The engine's parameters for an adaptive campaign (F: the engine's default, at least k); a campaign with a
+    judgment budget gets the budget's rules (``budget_params``), as ``simulate_adaptive`` gives them."""
+    params = AdaptiveParams(
         k=campaign.k,
         F=max(campaign.k, DEFAULT_ADAPTIVE_PARAMS.F),
         max_votes=campaign.max_votes,
         confidence=campaign.confidence,
     )
+    return params if campaign.max_judgments is None else budget_params(params)
 
 
 def worker_key(worker_id: int) -> str:

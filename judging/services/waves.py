@@ -23,6 +23,7 @@ from django.utils import timezone
 from config.celery import enqueue_on_commit
 from judging.engine import (
     AdaptiveState,
+    adaptive_rank,
     adaptive_round_open,
     closure_rounds_end,
     closure_wave_queue,
@@ -109,7 +110,14 @@ def campaign_wave_advance(*, campaign: Campaign) -> dict[str, int]:
             max_judgments=budget,
             waves=wave["waves"],
         ):
-            wave["phase"] = JUDGE_MODEL_PHASE
+            if judgments >= budget:
+                # Cut at the budget in the closure rounds: ranked as the simulator ranks them then.
+                for topic in active:
+                    topic_close(campaign_topic=topics[topic], ranked=adaptive_rank(states[topic], k=params.k))
+                    counts["topics_finished"] += 1
+                active = []
+            else:
+                wave["phase"] = JUDGE_MODEL_PHASE
         else:
             errors = campaign_error_model(campaign=campaign)
             openings = {}

@@ -53,22 +53,22 @@ def simulated_votes(result):
     }
 
 
-def run_both(monkeypatch=None, budget=BUDGET):
+def run_both(monkeypatch=None, budget=BUDGET, error_rate=ERROR_RATE, name="demo-budget"):
     """The budgeted campaign through the services, each HIT to a worker of its own, and the simulator with a new
     worker per HIT (``workers=0``): the judge model weighs each judge by what that judge answered, so both paths
     give it the same judges."""
     graded = read_qrels(DEMO_DIR / "qrels.graded.txt")
     values = read_qrels(DEMO_DIR / "qrels.preference.txt")
-    campaign = campaign_start(campaign=demo_campaign("demo-budget", max_judgments=budget))
+    campaign = campaign_start(campaign=demo_campaign(name, max_judgments=budget))
     pools = {topic: sorted(pool) for topic, pool in thin_qrels(graded, campaign.k).items()}
     report = campaign_simulate(
         campaign=campaign,
-        oracle=PairHashNoisyOracle(values, pools, error_rate=ERROR_RATE, salt=SEED),
+        oracle=PairHashNoisyOracle(values, pools, error_rate=error_rate, salt=SEED),
         worker_count=200,
     )
     engine = simulate_adaptive(
         pools,
-        PairHashNoisyOracle(values, pools, error_rate=ERROR_RATE, salt=SEED),
+        PairHashNoisyOracle(values, pools, error_rate=error_rate, salt=SEED),
         params=adaptive_params(campaign),
         seed=SEED,
         nonrelevant={topic: challenge_nonrelevant(topic, graded) for topic in pools},
@@ -111,6 +111,36 @@ def test_a_budgeted_noisy_campaign_equals_the_simulator_through_the_judge_models
         for topic in engine.topics
     } == {topic: len(outcome.rounds) for topic, outcome in engine.topics.items()}
     assert campaign.status == "done"
+    ranked = campaign_ranked(campaign=campaign)
+    assert {topic: ranked.get(topic, []) for topic in engine.topics} == {
+        topic: outcome.ranked for topic, outcome in engine.topics.items()
+    }
+    assert campaign_preferences(campaign=campaign) == engine.preferences(graded)
+
+
+@pytest.mark.django_db
+def test_a_campaign_cut_at_its_budget_in_the_closure_rounds_ranks_its_open_topics_as_the_simulator():
+    # Given a crowd that reverses 5% of its answers at random (it keeps the closure rounds) and a budget that
+    # runs out before its topics end
+    campaign, _, engine, graded = run_both(budget=150, error_rate=0.05, name="demo-budget-closure")
+
+    # Then (guard) the closure rounds were cut with topics still open, never switching to the model's rounds
+    assert campaign.wave_state["phase"] == "closure" and engine.judgments == 150
+    unbudgeted = simulate_adaptive(
+        {topic: list(engine.adaptive_states[topic].candidates) for topic in engine.topics},
+        PairHashNoisyOracle(
+            read_qrels(DEMO_DIR / "qrels.preference.txt"),
+            {topic: sorted(engine.adaptive_states[topic].candidates) for topic in engine.topics},
+            error_rate=0.05,
+            salt=SEED,
+        ),
+        params=adaptive_params(campaign),
+        seed=SEED,
+        workers=0,
+    )
+    assert unbudgeted.judgments > 150
+    # and the database judged the same votes and ranked every topic as the simulator, its open ones by their state
+    assert database_votes(campaign) == simulated_votes(engine)
     ranked = campaign_ranked(campaign=campaign)
     assert {topic: ranked.get(topic, []) for topic in engine.topics} == {
         topic: outcome.ranked for topic, outcome in engine.topics.items()
