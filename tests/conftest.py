@@ -31,6 +31,7 @@ BACKEND_INDEPENDENT = (
     "tests/judging/engine/",
     "tests/metrics/core/",
     "tests/trecio/",
+    "tests/config/test_docs.py",
     "tests/config/test_readme.py",
     "tests/config/test_import_contracts.py",
     "tests/judging/test_cli_agreement.py",
