@@ -113,12 +113,15 @@ $(AXE): tests/e2e/package.json tests/e2e/package-lock.json
 	cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
+# PYTEST_ARGS: more pytest options, e.g. .ci/run's PostgreSQL pass leaves out the backend-independent tests that
+# its SQLite pass runs (tests/conftest.py); plain `make test` runs every test.
+PYTEST_ARGS ?=
 test: install $(AXE)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
 	$(MAKE) --no-print-directory typecheck
-	$(PY) -m pytest
+	$(PY) -m pytest $(PYTEST_ARGS)
 
 test-fast: install
 	$(PY) -m pytest -x -q -m "not slow and not celery_worker"
