@@ -357,6 +357,7 @@ def test_adaptive_tiny_campaign_equals_toppref_simulate_and_never_repeats_a_work
 
 # About 5,400 judgments through the services: 35 s on SQLite (each round reads every topic's stored vote
 # summary for the error estimate, not its votes).
+@pytest.mark.cast_scale
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 @pytest.mark.django_db

@@ -279,6 +279,7 @@ def test_a_budgeted_campaign_of_a_consistent_crowd_exports_what_toppref_simulate
 
 
 # 40 CAsT topics, 3,000 judgments through the services with the judge model's fits: about a minute on SQLite.
+@pytest.mark.cast_scale
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 @pytest.mark.django_db
