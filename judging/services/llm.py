@@ -17,7 +17,7 @@ arrives and never bought twice, within the campaign's budget.
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -199,8 +199,12 @@ Key = tuple[int, int, int]  # a question: topic, the item shown first, the item 
 class _Judging:
     """One run of a campaign's model. The questions of the open HITs it may take (at most ``HITS_PER_BATCH``
     in hand) go to the pool as soon as they are known, so its threads never wait for this one; each answer is
-    stored as it comes back, and a HIT is submitted as soon as its last question has its answer, while the
-    pool goes on with the others (a submit's database work overlaps the model's latency). A submit may close
+    stored as it comes back, and a HIT is submitted once its last question has its answer and every HIT taken
+    before it is submitted, while the pool goes on with the others (a submit's database work overlaps the
+    model's latency). Submitting in the order taken keeps the campaign the same however the server's replies
+    interleave: a submit closes rounds and builds the next HITs (their pairs and challenges), so a run that
+    submitted in the order of its replies built other HITs, and a second identical campaign asked questions
+    the first never had (seen under load). A submit may close
     rounds and build the next HITs: they join the run at once. Questions are handed to the pool only while
     their estimated cost fits the budget."""
 
@@ -221,6 +225,9 @@ class _Judging:
         self.reserved = Decimal("0")
         self.seen: set[int] = set()
         self.in_hand: dict[int, Hit] = {}
+        # HITs in hand in the order taken, and those of them whose every question has its answer
+        self.taken: deque[int] = deque()
+        self.ready: set[int] = set()
         self.slots: dict[int, list[_Slot]] = {}
         self.waiting: dict[int, set[Key]] = {}
         self.hits_of: dict[Key, list[int]] = defaultdict(list)
@@ -233,7 +240,7 @@ class _Judging:
     def go(self, pool: ThreadPoolExecutor) -> None:
         self.pool = pool
         self.refill()
-        while self.futures:
+        while self.futures or (not self.is_stopped and self.flush()):
             done, _ = wait(self.futures, return_when=FIRST_COMPLETED)
             submitted = self.run.hits
             for future in done:
@@ -260,6 +267,22 @@ class _Judging:
                 self.refill()
         if self.error is not None:
             raise self.error
+
+    def flush(self) -> bool:
+        """With no reply left to come, submit the HITs whose questions all have their answers though one taken
+        before them waits for a question the budget kept back, then take in what their submits opened; whether
+        any was submitted."""
+        submitted = self.run.hits
+        for hit_id in [hit_id for hit_id in self.taken if hit_id in self.ready]:
+            if self.is_stopped:
+                break
+            self.taken.remove(hit_id)
+            self.ready.discard(hit_id)
+            self.submit(hit_id)
+        if self.run.hits == submitted:
+            return False
+        self.refill()
+        return True
 
     def stop(self) -> None:
         self.is_stopped = True
@@ -298,10 +321,11 @@ class _Judging:
             self.waiting[hit.pk] = {key for key in needed if key not in self.answers}
             for key in self.waiting[hit.pk]:
                 self.hits_of[key].append(hit.pk)
+            self.taken.append(hit.pk)
             if not self.waiting[hit.pk]:
                 ready.append(hit.pk)
-        for hit_id in ready:
-            self.submit(hit_id)
+        self.ready.update(ready)
+        self.submit_ready()
         questions = [
             q
             for q in _questions(slots.values())
@@ -351,7 +375,15 @@ class _Judging:
         for hit_id in self.hits_of.pop(key, ()):
             self.waiting[hit_id].discard(key)
             if not self.waiting[hit_id]:
-                self.submit(hit_id)
+                self.ready.add(hit_id)
+        self.submit_ready()
+
+    def submit_ready(self) -> None:
+        """Submit the HITs taken first whose questions all have their answers, in the order taken."""
+        while self.taken and self.taken[0] in self.ready and not self.is_stopped:
+            hit_id = self.taken.popleft()
+            self.ready.discard(hit_id)
+            self.submit(hit_id)
 
     def submit(self, hit_id: int) -> None:
         if self.is_stopped:

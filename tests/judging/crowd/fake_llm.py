@@ -51,6 +51,8 @@ class FakeLlm:
         self.timeout_seconds = 3.0
         self.requests: list[dict] = []  # every request body that reached the model (faults included)
         self.arrivals: list[float] = []  # time.monotonic() of each request's arrival
+        # seconds one request's reply waits, by its body: replies then come back in another order than asked
+        self.delay_of: Callable[[dict], float] | None = None
         self.answered = 0  # requests answered with a completion
         self.models: set[str] = set()
         self._lock = threading.Lock()
@@ -147,6 +149,8 @@ class FakeLlm:
                     return
                 if fake.delay:
                     time.sleep(fake.delay)
+                if fake.delay_of is not None:
+                    time.sleep(fake.delay_of(body))
                 text, characters = fake.reply(body)
                 with fake._lock:
                     fake.answered += 1

@@ -7,6 +7,7 @@ close and the next rounds' HITs are built as they are in production."""
 from __future__ import annotations
 
 import json
+import zlib
 from decimal import Decimal
 from io import StringIO
 
@@ -37,6 +38,8 @@ def test_the_demo_collection_judged_by_the_model_alone_then_again_for_nothing(se
         encoding="utf-8",
     )
     with FakeLlm(oracle=demo_oracle(DEMO_DIR)) as fake:
+        # Replies 0 to 30 ms late by question: they come back in another order than asked, as a loaded server's do
+        fake.delay_of = lambda body: zlib.crc32(json.dumps(body["messages"]).encode()) % 7 * 0.005
         settings.TOPPREF_LLM_BASE_URL = fake.url
         for name in ("by-model", "again"):
             call_command(
