@@ -42,7 +42,11 @@ FloatArray = npt.NDArray[np.float64]
 # Judges' reliabilities are kept inside (MIN_ETA, MAX_ETA): a judge of eta exactly 1 would make one contrary vote
 # impossible and the likelihood unbounded.
 MIN_ETA, MAX_ETA = 0.0, 0.995
-CLOSENESS = 1.0
+# A model round's pair value weighs the model's doubt about the pair's order as (4 p (1 - p)) ** CLOSENESS: a high
+# power sends the votes to the pairs nearest a coin flip. Crowd log, level-gap, 14,000 judgments, seeds 0-4
+# (tie-aware recall / best first): 1: 0.902 / 133.0, 2: 0.908 / 137.8, 3: 0.910 / 140.6, 4: 0.914 / 141.2, 6: 0.918
+# / 142.6 (docs/decisions.md, "The model rounds at a budget").
+CLOSENESS = 4.0
 
 
 class JudgeVote(NamedTuple):
@@ -551,6 +555,24 @@ def fit_item_world(
     )
 
 
+def model_round_limit(*, budget_left: int, rounds_done: int, max_rounds: int) -> int:
+    """The most judgments the next model round may ask: the budget left spread evenly over the rounds left,
+    ceil(``budget_left`` / (``max_rounds`` - ``rounds_done``)); 0 when no budget or no round is left. A round
+    that asks fewer leaves the rest to the rounds after it, and the last round may ask all that is left. So
+    rounds at this limit never pass the budget nor ``max_rounds`` rounds in all (``rounds_done`` counts every
+    earlier round, closure waves included)."""
+    rounds_left = max_rounds - rounds_done
+    if budget_left <= 0 or rounds_left <= 0:
+        return 0
+    return -(-budget_left // rounds_left)
+
+
+def model_round_anchors(topic: TopicConfidence) -> list[str]:
+    """The items a topic's doubtful items are compared with in a model round: the current best and the k-th and
+    (k+1)-th by posterior mean (the two sides of the top-k boundary), those the topic has."""
+    return [topic.items[rank].docid for rank in sorted({0, topic.k - 1, topic.k}) if rank < len(topic.items)]
+
+
 def model_round_pairs(
     model: JudgeModel,
     votes: Mapping[str, Mapping[tuple[str, str], int]],
@@ -558,16 +580,21 @@ def model_round_pairs(
     max_votes: int,
     confidence: float,
     pairs_per_item: int = 1,
+    anchor_pairs: int | None = None,
+    best_weight: float = 1.0,
     limit: int | None = None,
 ) -> dict[str, list[tuple[str, str]]]:
-    """The pairs of one round chosen by the judge model: the pairs whose answer would most settle the places
-    still in doubt. An item's doubt is p_top_k (1 - p_top_k) + p_best (1 - p_best); a pair's value is the sum of
-    its items' doubts times 4 p (1 - p), p the model's probability that the first wins (a pair the model is sure
-    of teaches little), divided by 1 + the votes it already has. A topic whose every item has max(p_top_k, 1 - p_top_k) >= ``confidence`` and whose best
-    has p_best >= ``confidence`` is settled and gets no pair. Pairs are taken by value over all topics (ties by
-    topic and pair), each item in at most ``pairs_per_item`` pairs, no pair past ``max_votes`` votes (``votes``:
-    topic -> pair ``(a, b)`` with a < b -> votes so far), at most ``limit`` pairs in all. Pairs come back as
-    ``(a, b)`` with a < b.
+    """The pairs of one round chosen by the judge model: each topic's items still in doubt, each compared with
+    one of the topic's anchors (``model_round_anchors``: the current best, the k-th and the (k+1)-th by
+    posterior mean), so that every answer bears on rank 1 or on the top-k boundary. An item's doubt is
+    p_top_k (1 - p_top_k) + ``best_weight`` p_best (1 - p_best); a pair's value is the sum of its items' doubts
+    times 4 p (1 - p), p the model's probability that the first wins (a pair the model is sure of teaches
+    little), divided by 1 + the votes it already has. A topic whose every item has max(p_top_k, 1 - p_top_k) >=
+    ``confidence`` and whose best has p_best >= ``confidence`` is settled and gets no pair. Pairs are taken by
+    value over all topics (ties by topic and pair), an anchor in at most ``anchor_pairs`` pairs (default
+    ``pairs_per_item``), any other item in at most ``pairs_per_item``, no pair past ``max_votes`` votes
+    (``votes``: topic -> pair ``(a, b)`` with a < b -> votes so far), at most ``limit`` pairs in all. Pairs come
+    back as ``(a, b)`` with a < b.
 
     The design follows the active top-k selection of Heckel, Shah, Ramchandran and Wainwright ("Active ranking
     from pairwise comparisons and when parametric assumptions do not help", Annals of Statistics 2019): spend
@@ -575,19 +602,24 @@ def model_round_pairs(
     Luo, Clarke et al. ask of human judges ("Human Preferences as Dueling Bandits", SIGIR 2022, section 4):
     rounds in parallel, repeats per pair limited."""
     options: list[tuple[float, str, tuple[str, str]]] = []
+    caps: dict[tuple[str, str], int] = {}
     for topic in sorted(model.topics):
-        items = model.topics[topic].items
+        confidence_of_topic = model.topics[topic]
+        items = confidence_of_topic.items
         if len(items) < 2:
             continue
         best = max(item.p_best for item in items)
         if min(max(i.p_top_k, 1 - i.p_top_k) for i in items) >= confidence and best >= confidence:
             continue
-        doubt = [i.p_top_k * (1 - i.p_top_k) + i.p_best * (1 - i.p_best) for i in items]
+        doubt = [i.p_top_k * (1 - i.p_top_k) + best_weight * i.p_best * (1 - i.p_best) for i in items]
         asked = votes.get(topic, {})
+        anchors = set(model_round_anchors(confidence_of_topic))
+        for docid in anchors:
+            caps[(topic, docid)] = pairs_per_item if anchor_pairs is None else anchor_pairs
         for x, a in enumerate(items):
             for y in range(x + 1, len(items)):
                 b = items[y]
-                if doubt[x] + doubt[y] < 1e-6:
+                if doubt[x] + doubt[y] < 1e-6 or (a.docid not in anchors and b.docid not in anchors):
                     continue
                 key = (a.docid, b.docid) if a.docid < b.docid else (b.docid, a.docid)
                 if asked.get(key, 0) >= max_votes:
@@ -607,8 +639,8 @@ def model_round_pairs(
             break
         if (
             value > -1e-9
-            or used.get((topic, first), 0) >= pairs_per_item
-            or used.get((topic, second), 0) >= pairs_per_item
+            or used.get((topic, first), 0) >= caps.get((topic, first), pairs_per_item)
+            or used.get((topic, second), 0) >= caps.get((topic, second), pairs_per_item)
         ):
             continue
         used[(topic, first)] = used.get((topic, first), 0) + 1

@@ -45,6 +45,7 @@ from judging.engine.judges import (
     JudgeModelParams,
     JudgeReliability,
     fit_judge_model,
+    model_round_limit,
     model_round_pairs,
 )
 from judging.engine.oracles import Oracle
@@ -407,8 +408,22 @@ def noise_depends_on_items(evidence: ErrorEvidence, states: Iterable[AdaptiveSta
 
 # Each item is in up to this many pairs of a model round: on CAsT with the crowd log's level-gap noise at 14,000
 # judgments (seed 1), 2 pairs (and 8 votes a pair) took 6 rounds for tie-aware recall 0.878 and best first 126
-# where 1 pair (and 5 votes) took 11 rounds for 0.855 and 125 (docs/judge-model.md).
+# where 1 pair (and 5 votes) took 11 rounds for 0.855 and 125 (docs/judge-model.md). With the pairs tied to
+# anchors (below), 1 pair left 3,900 of 14,000 judgments unspent (seed 0: 0.843 / 128) and 3 pairs gave 0.915 /
+# 128 against 2 pairs' 0.898 / 137 (docs/decisions.md, "The model rounds at a budget").
 MODEL_PAIRS_PER_ITEM = 2
+# An anchor of a topic (its current best, its k-th and (k+1)-th: ``judges.model_round_anchors``) is in up to this
+# many pairs of a model round: crowd log, 14,000 judgments, seed 0: 2 pairs 0.898 / 137, 4 pairs 0.920 / 135,
+# 6 pairs 0.909 / 130 (docs/decisions.md, "The model rounds at a budget").
+MODEL_ANCHOR_PAIRS = 4
+# An item's doubt about being best weighs this much beside its doubt about the top-k. Crowd log, 14,000 judgments,
+# seeds 0-4, pair value's CLOSENESS 4: weight 1 0.914 / 141.2, weight 2 0.910 / 146.6 (docs/decisions.md, "The
+# model rounds at a budget").
+MODEL_BEST_DOUBT_WEIGHT = 2.0
+# The model rounds end by this round, closure waves included, the budget spread evenly over the rounds left
+# (``judges.model_round_limit``): crowd log, 14,000 judgments, seed 0: 0.844 / 123 in 6 rounds of about 2,600
+# judgments, 0.895 / 126 in 15 rounds of 747 (docs/decisions.md, "The model rounds at a budget").
+MODEL_MAX_ROUNDS = 15
 # The judge model refitted after every model round starts from the last fit: a few alternations suffice.
 MODEL_ROUND_PARAMS = JudgeModelParams(iterations=4, samples=1000)
 
@@ -439,12 +454,15 @@ def simulate_adaptive(
 
     With a budget (``max_judgments``) a wave never takes the campaign past it, and once the crowd is seen to err
     on close pairs (``noise_depends_on_items``) the rounds are chosen by the judge model instead
-    (``judges.model_round_pairs``: one vote per chosen pair a round, each item in at most
-    max(``params.pairs_per_round``, MODEL_PAIRS_PER_ITEM) pairs, at most ``params.max_votes`` votes a pair,
-    ``grades`` as the model's prior) until the budget is spent or every topic is settled at ``params.confidence``; every topic not ended
-    by then is ranked by the model (its top-k by posterior mean). A reliable crowd, or one that reverses at random, keeps the
-    closure rounds with ``adaptive.budget_params``; each topic still open at the budget is ranked as its all-pairs
-    stage would rank it (``adaptive_rank``)."""
+    (``judges.model_round_pairs``: one vote per chosen pair a round, each doubtful item against the topic's
+    anchors, an anchor in at most max(``params.pairs_per_round``, MODEL_ANCHOR_PAIRS) pairs and any other item
+    in at most max(``params.pairs_per_round``, MODEL_PAIRS_PER_ITEM), at most ``params.max_votes`` votes a pair,
+    each round at most ``judges.model_round_limit`` judgments so that the budget is spread over MODEL_MAX_ROUNDS
+    rounds in all, ``grades`` as the model's prior) until the budget or the rounds are spent or every topic is
+    settled at ``params.confidence``; every topic not ended by then is ranked by the model (its top-k by
+    posterior mean). A reliable crowd, or one that reverses at random, keeps the closure rounds with
+    ``adaptive.budget_params``; each topic still open at the budget is ranked as its all-pairs stage would rank it
+    (``adaptive_rank``)."""
     params.validate()
     hit_shape.validate()
     if max_judgments is not None:
@@ -588,8 +606,10 @@ def _model_rounds(
     model_params: JudgeModelParams,
 ) -> None:
     """The rounds of a noisy crowd at a budget (``simulate_adaptive``): fit the judge model to every vote and
-    challenge so far, ask the pairs ``model_round_pairs`` chooses in the open ``topics``, until the budget is
-    spent or nothing is in doubt; then rank each of those topics by the model. Votes are added to the topics'
+    challenge so far, ask the pairs ``model_round_pairs`` chooses in the open ``topics`` (at most
+    ``model_round_limit`` of them), until the budget or MODEL_MAX_ROUNDS rounds are spent or nothing is in
+    doubt; then rank each of those topics by the model. Every choice is one of those pure functions of the
+    model, the vote counts, the budget left and the round number, so a database campaign can make the same. Votes are added to the topics'
     states (their ``decided`` pairs are left as the closure rounds left them)."""
     model = None
     while True:
@@ -606,6 +626,7 @@ def _model_rounds(
             model,
             model_round_vote_counts(states, topics),
             budget_left=budget - result.judgments,
+            rounds_done=result.rounds,
             params=params,
         )
         if not chosen:
@@ -709,14 +730,18 @@ def model_round_open(
     vote_counts: Mapping[str, Mapping[Pair, int]],
     *,
     budget_left: int,
+    rounds_done: int,
     params: AdaptiveParams,
 ) -> dict[str, list[Pair]]:
     """The pairs of the next model round (``judges.model_round_pairs``) among the topics of ``vote_counts`` (topic
-    -> pair -> votes so far; the topics still open): one vote each, each item in at most
-    max(``params.pairs_per_round``, MODEL_PAIRS_PER_ITEM) pairs, no pair past ``params.max_votes``, at most
-    ``budget_left`` pairs. Empty when the budget is spent or every open topic is settled at ``params.confidence``:
-    judging stops."""
-    if budget_left <= 0:
+    -> pair -> votes so far; the topics still open), after ``rounds_done`` rounds of the campaign: one vote each,
+    each doubtful item against its topic's anchors, an anchor in at most max(``params.pairs_per_round``,
+    MODEL_ANCHOR_PAIRS) pairs and any other item in at most max(``params.pairs_per_round``,
+    MODEL_PAIRS_PER_ITEM), no pair past ``params.max_votes``, at most ``judges.model_round_limit`` pairs (the
+    budget left spread over the rounds left of MODEL_MAX_ROUNDS). Empty when the budget or the rounds are spent
+    or every open topic is settled at ``params.confidence``: judging stops."""
+    limit = model_round_limit(budget_left=budget_left, rounds_done=rounds_done, max_rounds=MODEL_MAX_ROUNDS)
+    if limit <= 0:
         return {}
     open_model = replace(model, topics={topic: model.topics[topic] for topic in vote_counts})
     return model_round_pairs(
@@ -725,7 +750,9 @@ def model_round_open(
         max_votes=params.max_votes,
         confidence=params.confidence,
         pairs_per_item=max(params.pairs_per_round, MODEL_PAIRS_PER_ITEM),
-        limit=budget_left,
+        anchor_pairs=max(params.pairs_per_round, MODEL_ANCHOR_PAIRS),
+        best_weight=MODEL_BEST_DOUBT_WEIGHT,
+        limit=limit,
     )
 
 

@@ -149,7 +149,11 @@ def campaign_wave_advance(*, campaign: Campaign) -> dict[str, int]:
         )
         wave["start"] = judge_model_start_to_json(model)
         chosen = model_round_open(
-            model, model_round_vote_counts(states, active), budget_left=budget - judgments, params=params
+            model,
+            model_round_vote_counts(states, active),
+            budget_left=budget - judgments,
+            rounds_done=wave["waves"],
+            params=params,
         )
         if chosen:
             wave["waves"] += 1

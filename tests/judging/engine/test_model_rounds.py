@@ -13,8 +13,15 @@ from judging.engine import (
     PerfectOracle,
     simulate_adaptive,
 )
-from judging.engine.judges import ItemConfidence, JudgeModel, TopicConfidence, model_round_pairs
-from judging.engine.simulator import noise_depends_on_items
+from judging.engine.judges import (
+    ItemConfidence,
+    JudgeModel,
+    TopicConfidence,
+    model_round_anchors,
+    model_round_limit,
+    model_round_pairs,
+)
+from judging.engine.simulator import MODEL_MAX_ROUNDS, noise_depends_on_items
 
 
 def _world(topics, size, seed):
@@ -130,3 +137,90 @@ def test_model_rounds_are_for_a_crowd_that_errs_on_close_pairs():
     # and a clean crowd keeps the closure rounds
     evidence, states = _evidence(1000, 0, agreed)
     assert not noise_depends_on_items(evidence, states, waves=2)
+
+
+@settings(max_examples=50)
+@given(budget=st.integers(0, 30_000), rounds_done=st.integers(0, 20), max_rounds=st.integers(1, 20))
+def test_model_round_limits_spread_the_budget_and_end_by_the_last_round(budget, rounds_done, max_rounds):
+    # given a budget left after some rounds, when every later round asks its limit in full
+    left, limits, round_number = budget, [], rounds_done
+    while (limit := model_round_limit(budget_left=left, rounds_done=round_number, max_rounds=max_rounds)) > 0:
+        limits.append(limit)
+        left -= limit
+        round_number += 1
+    # then the rounds end by max_rounds, spend the whole budget when any round was left, and stay even
+    assert round_number <= max(max_rounds, rounds_done)
+    assert sum(limits) == (budget if rounds_done < max_rounds else 0)
+    assert max(limits, default=0) - min(limits, default=0) <= 1
+
+
+def test_a_round_limit_leaves_what_a_short_round_did_not_ask_to_the_rounds_after_it():
+    assert model_round_limit(budget_left=9_700, rounds_done=2, max_rounds=15) == 747
+    # a round that asked only 100 leaves 9,600 over 12 rounds
+    assert model_round_limit(budget_left=9_600, rounds_done=3, max_rounds=15) == 800
+    assert model_round_limit(budget_left=9_600, rounds_done=14, max_rounds=15) == 9_600
+    assert model_round_limit(budget_left=9_600, rounds_done=15, max_rounds=15) == 0
+    assert model_round_limit(budget_left=0, rounds_done=3, max_rounds=15) == 0
+
+
+def test_model_round_pairs_compare_doubtful_items_with_the_anchors_within_their_caps():
+    # given a doubtful topic of 10 items, k = 3: anchors d0 (best), d2 (k-th) and d3 ((k+1)-th)
+    items = tuple(_item(f"d{i}", 1.0 - i * 0.1, 0.5, 0.2) for i in range(10))
+    model = JudgeModel(
+        topics={"a": TopicConfidence(topic="a", k=3, items=items)},
+        judges={},
+        crowd_eta=0.8,
+        grade_scale=0.5,
+        prior_sd=1,
+    )
+    assert model_round_anchors(model.topics["a"]) == ["d0", "d2", "d3"]
+    # when a round is chosen with anchors in at most 4 pairs and other items in at most 1
+    chosen = model_round_pairs(
+        model, {}, max_votes=5, confidence=0.95, pairs_per_item=1, anchor_pairs=4, limit=100
+    )
+    pairs = chosen["a"]
+    # then every pair holds an anchor, the anchors hold at most 4 pairs and the others at most 1
+    assert all({"d0", "d2", "d3"} & set(pair) for pair in pairs)
+    for docid in (f"d{i}" for i in range(10)):
+        assert sum(docid in pair for pair in pairs) <= (4 if docid in {"d0", "d2", "d3"} else 1)
+    # and the anchors' places are all taken (12 places, 2 for each pair of two anchors)
+    assert sum(2 if set(pair) <= {"d0", "d2", "d3"} else 1 for pair in pairs) == 12
+
+
+def test_the_best_doubt_weight_sends_pairs_to_rank_one():
+    # given a topic sure of its top-3 (k = 3) but not of its best
+    items = (
+        _item("a", 2.0, 1.0, 0.7),
+        _item("b", 1.9, 1.0, 0.3),
+        _item("c", 1.0, 0.5, 0.0),
+        _item("d", 0.9, 0.5, 0.0),
+        _item("e", -1.0, 0.0, 0.0),
+    )
+    model = JudgeModel(
+        topics={"t": TopicConfidence(topic="t", k=3, items=items)},
+        judges={},
+        crowd_eta=0.8,
+        grade_scale=0.5,
+        prior_sd=1,
+    )
+
+    def first(weight):
+        return model_round_pairs(model, {}, max_votes=5, confidence=0.95, best_weight=weight, limit=1)["t"]
+
+    # then the boundary pair goes first with doubts weighed alike, the pair for rank 1 when best weighs 3
+    assert first(1.0) == [("c", "d")]
+    assert first(3.0) == [("a", "b")]
+
+
+def test_a_crowd_erring_on_close_pairs_ends_within_the_model_rounds_and_their_limits():
+    # given a crowd whose errors depend on the items' closeness, judged at a budget
+    values, pools, nonrelevant = _world(6, 14, 5)
+    oracle = NoisyOracle(values, rng=random.Random(5), discriminability=0.3)
+    result = simulate_adaptive(
+        pools, oracle, params=AdaptiveParams(k=3), seed=5, nonrelevant=nonrelevant, max_judgments=900
+    )
+    # then it spends the budget over MODEL_MAX_ROUNDS rounds in all, within the caps
+    assert result.judgments == 900
+    assert result.rounds == MODEL_MAX_ROUNDS
+    counts = result.vote_counts()
+    assert counts["max_votes_per_pair"] <= 5 and counts["repeat_pairs_same_worker"] == 0
