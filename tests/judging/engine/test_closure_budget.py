@@ -15,18 +15,7 @@ from judging.engine.adaptive import (
     adaptive_round_close,
     adaptive_round_open,
 )
-
-
-def _world(topics, size, seed):
-    rng = random.Random(seed)
-    values = {}
-    for t in range(topics):
-        scores = list(range(size))
-        rng.shuffle(scores)
-        values[f"t{t}"] = {f"d{i:02d}": float(v) for i, v in enumerate(scores)}
-    pools = {topic: sorted(v) for topic, v in values.items()}
-    nonrelevant = {topic: ["zz"] for topic in values}
-    return values, pools, nonrelevant
+from tests.judging.engine.worlds import shuffled_world
 
 
 def test_budget_params_change_only_the_budget_rules():
@@ -126,7 +115,7 @@ def test_a_tie_gets_no_vote_outside_the_budget_rules():
 def test_closure_rounds_at_a_budget_stop_there_within_the_caps_and_rank_by_their_state(seed, budget):
     # given a crowd reversing 10% of pairs at random on five topics of 12 candidates (the decisive level is
     # within reach, so every budget rule is in play)
-    values, pools, nonrelevant = _world(5, 12, seed)
+    values, pools, nonrelevant = shuffled_world(5, 12, seed)
     oracle = NoisyOracle(values, rng=random.Random(seed), error_rate=0.1)
     params = AdaptiveParams(k=3, max_votes=5)
     # when judged at a budget

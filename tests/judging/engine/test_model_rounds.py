@@ -22,25 +22,14 @@ from judging.engine.judges import (
     model_round_pairs,
 )
 from judging.engine.simulator import MODEL_MAX_ROUNDS, noise_depends_on_items
-
-
-def _world(topics, size, seed):
-    rng = random.Random(seed)
-    values = {}
-    for t in range(topics):
-        scores = list(range(size))
-        rng.shuffle(scores)
-        values[f"t{t}"] = {f"d{i:02d}": float(v) for i, v in enumerate(scores)}
-    pools = {topic: sorted(v) for topic, v in values.items()}
-    nonrelevant = {topic: ["zz"] for topic in values}
-    return values, pools, nonrelevant
+from tests.judging.engine.worlds import shuffled_world
 
 
 @settings(max_examples=4)
 @given(seed=st.integers(0, 1000), budget=st.integers(40, 400), max_votes=st.integers(2, 4))
 def test_a_noisy_crowd_at_a_budget_stops_there_within_the_caps(seed, budget, max_votes):
     # given a crowd erring 25% of the time on four topics of 12 candidates
-    values, pools, nonrelevant = _world(4, 12, seed)
+    values, pools, nonrelevant = shuffled_world(4, 12, seed)
     oracle = NoisyOracle(values, rng=random.Random(seed), error_rate=0.25)
     params = AdaptiveParams(k=3, max_votes=max_votes)
     # when judged at a budget
@@ -57,7 +46,7 @@ def test_a_noisy_crowd_at_a_budget_stops_there_within_the_caps(seed, budget, max
 
 
 def test_a_crowd_erring_on_close_pairs_spends_the_budget_and_beats_guessing():
-    values, pools, nonrelevant = _world(6, 14, 3)
+    values, pools, nonrelevant = shuffled_world(6, 14, 3)
     oracle = NoisyOracle(values, rng=random.Random(3), discriminability=0.3)
     result = simulate_adaptive(
         pools,
@@ -77,7 +66,7 @@ def test_a_crowd_erring_on_close_pairs_spends_the_budget_and_beats_guessing():
 
 
 def test_a_reliable_crowd_keeps_the_closure_rounds_under_a_budget():
-    values, pools, nonrelevant = _world(5, 15, 1)
+    values, pools, nonrelevant = shuffled_world(5, 15, 1)
     params = AdaptiveParams(k=3)
     free = simulate_adaptive(pools, PerfectOracle(values), params=params, seed=1, nonrelevant=nonrelevant)
     budgeted = simulate_adaptive(
@@ -214,7 +203,7 @@ def test_the_best_doubt_weight_sends_pairs_to_rank_one():
 
 def test_a_crowd_erring_on_close_pairs_ends_within_the_model_rounds_and_their_limits():
     # given a crowd whose errors depend on the items' closeness, judged at a budget
-    values, pools, nonrelevant = _world(6, 14, 5)
+    values, pools, nonrelevant = shuffled_world(6, 14, 5)
     oracle = NoisyOracle(values, rng=random.Random(5), discriminability=0.3)
     result = simulate_adaptive(
         pools, oracle, params=AdaptiveParams(k=3), seed=5, nonrelevant=nonrelevant, max_judgments=900
