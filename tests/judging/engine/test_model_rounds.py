@@ -80,6 +80,13 @@ def _item(docid, score, p_top_k, p_best, sd=0.5):
     return ItemConfidence(docid=docid, score=score, sd=sd, p_top_k=p_top_k, p_best=p_best)
 
 
+def _model(*topics):
+    """A judge model of these topics' confidences and no judges."""
+    return JudgeModel(
+        topics={topic.topic: topic for topic in topics}, judges={}, crowd_eta=0.8, grade_scale=0.5, prior_sd=1
+    )
+
+
 def test_model_round_pairs_keeps_items_pairs_and_votes_within_their_caps():
     doubtful = TopicConfidence(
         topic="a",
@@ -89,9 +96,7 @@ def test_model_round_pairs_keeps_items_pairs_and_votes_within_their_caps():
     settled = TopicConfidence(
         topic="b", k=1, items=(_item("x", 3.0, 1.0, 1.0, sd=0.1), _item("y", -3.0, 0.0, 0.0, sd=0.1))
     )
-    model = JudgeModel(
-        topics={"a": doubtful, "b": settled}, judges={}, crowd_eta=0.8, grade_scale=0.5, prior_sd=1
-    )
+    model = _model(doubtful, settled)
     chosen = model_round_pairs(
         model, {"a": {("d0", "d1"): 3}}, max_votes=3, confidence=0.95, pairs_per_item=2, limit=5
     )
@@ -155,13 +160,7 @@ def test_a_round_limit_leaves_what_a_short_round_did_not_ask_to_the_rounds_after
 def test_model_round_pairs_compare_doubtful_items_with_the_anchors_within_their_caps():
     # given a doubtful topic of 10 items, k = 3: anchors d0 (best), d2 (k-th) and d3 ((k+1)-th)
     items = tuple(_item(f"d{i}", 1.0 - i * 0.1, 0.5, 0.2) for i in range(10))
-    model = JudgeModel(
-        topics={"a": TopicConfidence(topic="a", k=3, items=items)},
-        judges={},
-        crowd_eta=0.8,
-        grade_scale=0.5,
-        prior_sd=1,
-    )
+    model = _model(TopicConfidence(topic="a", k=3, items=items))
     assert model_round_anchors(model.topics["a"]) == ["d0", "d2", "d3"]
     # when a round is chosen with anchors in at most 4 pairs and other items in at most 1
     chosen = model_round_pairs(
@@ -185,13 +184,7 @@ def test_the_best_doubt_weight_sends_pairs_to_rank_one():
         _item("d", 0.9, 0.5, 0.0),
         _item("e", -1.0, 0.0, 0.0),
     )
-    model = JudgeModel(
-        topics={"t": TopicConfidence(topic="t", k=3, items=items)},
-        judges={},
-        crowd_eta=0.8,
-        grade_scale=0.5,
-        prior_sd=1,
-    )
+    model = _model(TopicConfidence(topic="t", k=3, items=items))
 
     def first(weight):
         return model_round_pairs(model, {}, max_votes=5, confidence=0.95, best_weight=weight, limit=1)["t"]
