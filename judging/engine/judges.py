@@ -573,6 +573,19 @@ def model_round_anchors(topic: TopicConfidence) -> list[str]:
     return [topic.items[rank].docid for rank in sorted({0, topic.k - 1, topic.k}) if rank < len(topic.items)]
 
 
+def vote_variance_share(variance: float, *, p: float, eta: float) -> float:
+    """The share of the posterior variance of a pair's score difference (``variance``) that one more vote removes,
+    v I / (1 + v I), I the vote's Fisher information under the model ((eta p (1 - p))^2 / (q (1 - q)), q = 1/2 +
+    eta (p - 1/2), as in the fit), p the probability that the first item wins. A pair whose difference is
+    already known closely, a near tie its many votes have pinned down as well as a pair the prior settles, has
+    little left to learn from a vote, however close to a coin flip it is: in the spirit of the expected
+    information gain by which Chen, Bennett, Collins-Thompson and Horvitz ("Pairwise ranking aggregation in a
+    crowdsourced setting", WSDM 2013) choose the next pair."""
+    q = 0.5 + eta * (p - 0.5)
+    information = (eta * p * (1 - p)) ** 2 / max(q * (1 - q), 1e-12)
+    return variance * information / (1.0 + variance * information)
+
+
 def model_round_pairs(
     model: JudgeModel,
     votes: Mapping[str, Mapping[tuple[str, str], int]],
@@ -588,8 +601,10 @@ def model_round_pairs(
     one of the topic's anchors (``model_round_anchors``: the current best, the k-th and the (k+1)-th by
     posterior mean), so that every answer bears on rank 1 or on the top-k boundary. An item's doubt is
     p_top_k (1 - p_top_k) + ``best_weight`` p_best (1 - p_best); a pair's value is the sum of its items' doubts
-    times 4 p (1 - p), p the model's probability that the first wins (a pair the model is sure of teaches
-    little), divided by 1 + the votes it already has. A topic whose every item has max(p_top_k, 1 - p_top_k) >=
+    times (4 p (1 - p)) ** CLOSENESS, p the model's probability that the first wins (a pair the model is sure of
+    teaches little), times the share of the pair's posterior variance one vote removes
+    (``vote_variance_share``: a pair already pinned down teaches little either), divided by 1 + the votes it
+    already has. A topic whose every item has max(p_top_k, 1 - p_top_k) >=
     ``confidence`` and whose best has p_best >= ``confidence`` is settled and gets no pair. Pairs are taken by
     value over all topics (ties by topic and pair), an anchor in at most ``anchor_pairs`` pairs (default
     ``pairs_per_item``), any other item in at most ``pairs_per_item``, no pair past ``max_votes`` votes
@@ -624,11 +639,17 @@ def model_round_pairs(
                 key = (a.docid, b.docid) if a.docid < b.docid else (b.docid, a.docid)
                 if asked.get(key, 0) >= max_votes:
                     continue
-                spread = math.sqrt(1.0 + math.pi * (a.sd**2 + b.sd**2) / 8.0)
+                variance = a.sd**2 + b.sd**2
+                spread = math.sqrt(1.0 + math.pi * variance / 8.0)
                 p = 1.0 / (1.0 + math.exp(-(a.score - b.score) / spread))
                 # A pair asked n times before is worth 1/(n+1) of a fresh one: a near tie of the real crowd
                 # splits its votes however often it is asked (Yan et al., section 5).
-                value = (doubt[x] + doubt[y]) * (4 * p * (1 - p)) ** CLOSENESS / (1 + asked.get(key, 0))
+                value = (
+                    (doubt[x] + doubt[y])
+                    * (4 * p * (1 - p)) ** CLOSENESS
+                    * vote_variance_share(variance, p=p, eta=model.crowd_eta)
+                    / (1 + asked.get(key, 0))
+                )
                 options.append((-value, topic, key))
     options.sort()
     used: dict[tuple[str, str], int] = {}

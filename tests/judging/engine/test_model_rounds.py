@@ -20,6 +20,7 @@ from judging.engine.judges import (
     model_round_anchors,
     model_round_limit,
     model_round_pairs,
+    vote_variance_share,
 )
 from judging.engine.simulator import MODEL_MAX_ROUNDS, noise_depends_on_items
 from tests.judging.engine.worlds import shuffled_world
@@ -192,6 +193,27 @@ def test_the_best_doubt_weight_sends_pairs_to_rank_one():
     # then the boundary pair goes first with doubts weighed alike, the pair for rank 1 when best weighs 3
     assert first(1.0) == [("c", "d")]
     assert first(3.0) == [("a", "b")]
+
+
+def test_a_pair_pinned_down_by_its_votes_yields_to_an_equally_close_pair_still_loose():
+    # given two boundary pairs of a topic (k = 3), both a coin flip and equally doubtful, one (c, d) pinned down
+    # by many votes (small posterior sd) and one (e, f) hardly judged
+    items = (
+        _item("a", 3.0, 1.0, 0.5, sd=0.3),
+        _item("b", 3.0, 1.0, 0.5, sd=0.3),
+        _item("c", 1.0, 0.5, 0.0, sd=0.1),
+        _item("d", 1.0, 0.5, 0.0, sd=0.1),
+        _item("e", 1.0, 0.5, 0.0, sd=1.0),
+        _item("f", 1.0, 0.5, 0.0, sd=1.0),
+    )
+    model = _model(TopicConfidence(topic="t", k=3, items=items))
+    # then one more vote removes a larger share of the loose pair's variance, and that pair goes first among
+    # pairs with the k-th anchor c
+    assert vote_variance_share(2.0, p=0.5, eta=0.8) > 5 * vote_variance_share(0.02, p=0.5, eta=0.8)
+    assert vote_variance_share(0.0, p=0.5, eta=0.8) == 0.0
+    chosen = model_round_pairs(model, {}, max_votes=5, confidence=0.95, best_weight=0.0, limit=10)["t"]
+    with_c = [pair for pair in chosen if "c" in pair]
+    assert with_c[0] in {("c", "e"), ("c", "f")} and ("c", "d") not in with_c[:1]
 
 
 def test_a_crowd_erring_on_close_pairs_ends_within_the_model_rounds_and_their_limits():
