@@ -573,16 +573,16 @@ def model_round_anchors(topic: TopicConfidence) -> list[str]:
     return [topic.items[rank].docid for rank in sorted({0, topic.k - 1, topic.k}) if rank < len(topic.items)]
 
 
-def vote_variance_share(variance: float, *, p: float, eta: float) -> float:
+def vote_variance_share(variance: float, *, p: float) -> float:
     """The share of the posterior variance of a pair's score difference (``variance``) that one more vote removes,
-    v I / (1 + v I), I the vote's Fisher information under the model ((eta p (1 - p))^2 / (q (1 - q)), q = 1/2 +
-    eta (p - 1/2), as in the fit), p the probability that the first item wins. A pair whose difference is
-    already known closely, a near tie its many votes have pinned down as well as a pair the prior settles, has
-    little left to learn from a vote, however close to a coin flip it is: in the spirit of the expected
-    information gain by which Chen, Bennett, Collins-Thompson and Horvitz ("Pairwise ranking aggregation in a
-    crowdsourced setting", WSDM 2013) choose the next pair."""
-    q = 0.5 + eta * (p - 0.5)
-    information = (eta * p * (1 - p)) ** 2 / max(q * (1 - q), 1e-12)
+    v I / (1 + v I), I = p (1 - p) the Fisher information of a vote that follows the model, p the probability that
+    the first item wins. A pair whose difference is already known closely, a near tie its many votes have pinned
+    down as well as a pair the prior settles, has little left to learn from a vote, however close to a coin flip
+    it is: in the spirit of the expected information gain by which Chen, Bennett, Collins-Thompson and Horvitz
+    ("Pairwise ranking aggregation in a crowdsourced setting", WSDM 2013) choose the next pair. The crowd's
+    reliability is left out: it scales every pair's information nearly alike, and a choice that does not hang
+    on it stays the same when two fits of the same votes differ slightly in it."""
+    information = p * (1 - p)
     return variance * information / (1.0 + variance * information)
 
 
@@ -647,7 +647,7 @@ def model_round_pairs(
                 value = (
                     (doubt[x] + doubt[y])
                     * (4 * p * (1 - p)) ** CLOSENESS
-                    * vote_variance_share(variance, p=p, eta=model.crowd_eta)
+                    * vote_variance_share(variance, p=p)
                     / (1 + asked.get(key, 0))
                 )
                 options.append((-value, topic, key))
