@@ -18,8 +18,8 @@ For each mode (crowd, adaptive), judge (a consistent one, ``--error-rate`` 0.1/0
 the oracle and prints the means over seeds: judgments, HITs, cost, rounds, best first and top-5 recall (plain and
 tie-aware), pairs tied, the compatibility of the produced qrels' ranking with the oracle's values (mean over
 topics) and Kendall's tau between the 23 CAsT runs ranked by compatibility under the produced qrels and under
-``qrels.preference.txt``. Then the goals of issue 17 with met or not, and a figure (cost against tie-aware
-recall, one line per mode, one point per judge) in ``docs/adaptive-cost-recall.png``.
+``qrels.preference.txt``. Then the goals with met or not, and a figure (per judge, each mode's tie-aware recall
+and best first, its judgments under each point) in ``docs/adaptive-cost-recall.png``.
 """
 
 from __future__ import annotations
@@ -54,10 +54,6 @@ JUDGES = {
     "crowd-log-items": ["--noise-from", str(CAST_DIR / "judgments.crowd.txt"), "--noise-model", "items"],
 }
 DEFAULT_JUDGES = ("oracle", "error-0.1", "error-0.2", "disc-2", "crowd-log", "crowd-log-items")
-FAMILIES = (
-    (("oracle", "error-0.1", "error-0.2", "error-0.3"), "-"),
-    (("oracle", "disc-3", "disc-2", "disc-1"), "--"),
-)
 COLUMNS = (
     "judgments",
     "hits",
@@ -430,103 +426,79 @@ def print_goals(rows: list[dict]) -> None:
         print(f"{'met    ' if met else 'NOT met'}  {name}  (measured {value})")
 
 
+# How the figure names the modes.
+MODE_LABELS = {
+    "crowd": "the paper's procedure",
+    "adaptive": "adaptive, no budget",
+    "budget-paper": "adaptive at the paper's count",
+    "budget-14000": "adaptive at 14,000",
+    "budget-10000": "adaptive at 10,000",
+}
+
+
 def plot(rows: list[dict]) -> None:
-    """Cost against tie-aware recall: per mode, a solid line through the judges that reverse at random (oracle,
-    error 0.1 to 0.3) and a dashed one through the discriminability judges (oracle, 3, 2, 1), the crowd log a
-    point; each point labelled with its judge where the label overlaps no other label or point."""
+    """Two panels side by side, tie-aware top-5 recall and tie-aware best first, each judge a group of points
+    (one per mode, in the order of MODES), so the modes of one judge read off against each other and against
+    the paper's procedure; the title gives the range of the paper's procedure's judgments."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 5.5))
-    labelled = []
-    for mode, marker, color in (
-        ("crowd", "s", "tab:blue"),
-        ("adaptive", "o", "tab:orange"),
-        ("budget-paper", "^", "tab:green"),
-        ("budget-14000", "D", "tab:purple"),
-        ("budget-10000", "v", "tab:red"),
-    ):
-        by_judge = {
-            r["judge"]: (r["cost_usd"], r["oracle_top_k_recall_tie_aware"]) for r in rows if r["mode"] == mode
-        }
-        for family, style in FAMILIES:
-            line = [by_judge[judge] for judge in family if judge in by_judge]
-            ax.plot([p[0] for p in line], [p[1] for p in line], linestyle=style, color=color, alpha=0.8)
-        ax.plot(
-            [p[0] for p in by_judge.values()],
-            [p[1] for p in by_judge.values()],
-            marker=marker,
-            linestyle="",
-            color=color,
-            label=mode,
+    judges = list(dict.fromkeys(r["judge"] for r in rows))
+    modes = [m for m in MODES if any(r["mode"] == m for r in rows)]
+    styles = dict(
+        zip(
+            MODES,
+            (
+                ("s", "tab:blue"),
+                ("o", "tab:orange"),
+                ("^", "tab:green"),
+                ("D", "tab:purple"),
+                ("v", "tab:red"),
+            ),
+            strict=True,
         )
-        labelled += [(cost, recall, judge, color) for judge, (cost, recall) in by_judge.items()]
-    ax.plot([], [], color="grey", linestyle="-", label="reversals (error rate 0 to 0.2)")
-    ax.plot([], [], color="grey", linestyle="--", label="discriminability (oracle, 2)")
-    ax.margins(x=0.1, y=0.06)
-    ax.set_xlabel("cost (USD, $2.40 per HIT of 10 preferences + 3 challenges)")
-    ax.set_ylabel("top-5 recall, tie-aware (mean over seeds)")
-    ax.set_title(
-        "TREC CAsT 2019, 173 questions: cost against recall by judge noise\n"
+    )
+    by_key = {(r["judge"], r["mode"]): r for r in rows}
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5))
+    width = 0.8 / max(len(modes), 1)
+    panels = (
+        ("oracle_top_k_recall_tie_aware", "top-5 recall, tie-aware"),
+        ("oracle_same_best_tie_aware", "best first, tie-aware (of 173)"),
+    )
+    for ax, (column, title) in zip(axes, panels, strict=True):
+        for m, mode in enumerate(modes):
+            marker, color = styles[mode]
+            xs, ys = [], []
+            for j, judge in enumerate(judges):
+                row = by_key.get((judge, mode))
+                if row is None:
+                    continue
+                x = j - 0.4 + width * (m + 0.5)
+                xs.append(x)
+                ys.append(row[column])
+            ax.plot(xs, ys, marker=marker, linestyle="", color=color, label=MODE_LABELS[mode])
+        ax.set_xticks(range(len(judges)), judges, rotation=20)
+        ax.set_xlim(-0.5, len(judges) - 0.5)
+        for j in range(1, len(judges)):
+            ax.axvline(j - 0.5, color="grey", alpha=0.2)
+        ax.set_title(title, fontsize=10)
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.margins(y=0.08)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(modes), fontsize=9, frameon=False)
+    spent = [r["judgments"] for r in rows if r["mode"] == "crowd"]
+    paper = f", the paper's procedure {min(spent):,.0f}-{max(spent):,.0f} judgments" if spent else ""
+    fig.suptitle(
+        f"TREC CAsT 2019, 173 questions, k = 5, mean over seeds{paper}\n"
         "(crowd-log-items scored against its item-score world's own truth)",
         fontsize=10,
     )
-    ax.grid(True, alpha=0.3)
-    ax.legend(loc="lower left")
-    fig.tight_layout()
-    _place_labels(fig, ax, labelled)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     FIGURE.parent.mkdir(exist_ok=True)
     fig.savefig(FIGURE, dpi=120)
     print(f"figure: {FIGURE.relative_to(REPO_DIR)}", file=sys.stderr)
-
-
-def _place_labels(fig, ax, points: list[tuple[float, float, str, str]]) -> None:
-    """Label each point at the first of a few offsets where its text overlaps no label placed before and no
-    point; the most crowded points first."""
-    renderer = fig.canvas.get_renderer()
-    pixels = [ax.transData.transform((x, y)) for x, y, _, _ in points]
-    offsets = [
-        (6, -12, "left"),
-        (6, 4, "left"),
-        (-6, 4, "right"),
-        (-6, -12, "right"),
-        (0, 10, "center"),
-        (0, -18, "center"),
-        (10, -24, "left"),
-        (-10, -24, "right"),
-        (10, 16, "left"),
-        (-10, 16, "right"),
-    ]
-
-    def crowding(i: int) -> float:
-        return -sum(
-            1
-            for j, q in enumerate(pixels)
-            if j != i and abs(q[0] - pixels[i][0]) + abs(q[1] - pixels[i][1]) < 60
-        )
-
-    placed: list = []
-    for i in sorted(range(len(points)), key=crowding):
-        x, y, judge, color = points[i]
-        for dx, dy, ha in offsets:
-            text = ax.annotate(
-                judge, (x, y), textcoords="offset points", xytext=(dx, dy), fontsize=7, ha=ha, color=color
-            )
-            box = text.get_window_extent(renderer).expanded(1.05, 1.1)
-            clashes = any(box.overlaps(other) for other in placed) or any(
-                box.contains(px, py) for px, py in pixels
-            )
-            if not clashes:
-                placed.append(box)
-                break
-            text.remove()
-        else:
-            text = ax.annotate(
-                judge, (x, y), textcoords="offset points", xytext=(6, -12), fontsize=7, color=color
-            )
-            placed.append(text.get_window_extent(renderer))
 
 
 if __name__ == "__main__":
