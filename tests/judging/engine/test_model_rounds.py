@@ -22,7 +22,7 @@ from judging.engine.judges import (
     model_round_pairs,
     vote_variance_share,
 )
-from judging.engine.simulator import MODEL_MAX_ROUNDS, noise_depends_on_items
+from judging.engine.simulator import MODEL_MAX_ROUNDS, MODEL_SWITCH_WAVES, noise_depends_on_items
 from tests.judging.engine.worlds import shuffled_world
 
 
@@ -123,9 +123,9 @@ def test_model_rounds_are_for_a_crowd_that_errs_on_close_pairs():
     agreed = [((f"a{n}", "w1"), (f"a{n}", "w2")) for n in range(150, 400)]
     # repeated pairs split far more often than challenges fail: errors on close pairs
     evidence, states = _evidence(1000, 60, split + agreed)
-    assert noise_depends_on_items(evidence, states, waves=2)
-    # not before the audit rounds have shown the crowd
-    assert not noise_depends_on_items(evidence, states, waves=1)
+    assert noise_depends_on_items(evidence, states, waves=MODEL_SWITCH_WAVES)
+    # not before the first wave has shown the crowd
+    assert not noise_depends_on_items(evidence, states, waves=MODEL_SWITCH_WAVES - 1)
     # a crowd failing challenges as often as it splits pairs reverses at random
     evidence, states = _evidence(1000, 180, split + agreed)
     assert not noise_depends_on_items(evidence, states, waves=2)
