@@ -28,6 +28,8 @@ TEST_REDIS_DB = os.environ.get("TOPPREF_TEST_REDIS_DB", "15")
 
 pytestmark = [
     pytest.mark.celery_worker,
+    # One Redis database for every test of this module (purged by each): under pytest-xdist they share a process.
+    pytest.mark.xdist_group("celery-broker"),
     pytest.mark.skipif(
         not (os.environ.get("REDIS_URL") and os.environ.get("DATABASE_URL")),
         reason="needs REDIS_URL and DATABASE_URL (a real broker and a database a second process can reach)",
