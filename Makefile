@@ -117,18 +117,18 @@ $(AXE): tests/e2e/package.json tests/e2e/package-lock.json
 # its SQLite pass runs (tests/conftest.py); plain `make test` runs every test.
 PYTEST_ARGS ?=
 # TEST_WORKERS: pytest-xdist processes, one per core by default (`TEST_WORKERS=0` runs in this process). Each
-# gets its own test database; tests that share something outside it (the Celery worker tests' Redis database)
-# share an xdist_group and so one process (docs/decisions.md "The suite on every core").
+# gets its own test database, and the Celery worker tests their own Redis database (docs/decisions.md "The
+# suite on every core").
 TEST_WORKERS ?= auto
 test: install $(AXE)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
 	$(MAKE) --no-print-directory typecheck
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 test-fast: install
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup -x -q -m "not slow and not celery_worker"
+	$(PY) -m pytest -n $(TEST_WORKERS) -x -q -m "not slow and not celery_worker"
 
 lint: install
 	$(VENV)/bin/ruff check .

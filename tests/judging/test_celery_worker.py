@@ -23,13 +23,20 @@ from judging.tasks import campaign_start_task
 from tests.judging.factories import collection_with_grades, graded_pool
 
 REPO_DIR = Path(__file__).resolve().parents[2]
-# A Redis database of its own, so a developer's worker on the default database never takes these tasks.
-TEST_REDIS_DB = os.environ.get("TOPPREF_TEST_REDIS_DB", "15")
+
+
+def isolated_redis_db() -> str:
+    """A Redis database of its own, so that a developer's worker on the default database never takes these
+    tasks, and one per pytest-xdist process (gw0 -> 15, gw1 -> 14, ... down to 2; 0 and 1 are the suite's and
+    the full-stack demo's), so that two processes' worker tests never purge or take each other's tasks."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    return os.environ.get("TOPPREF_TEST_REDIS_DB", str(15 - int(worker) % 14))
+
+
+TEST_REDIS_DB = isolated_redis_db()
 
 pytestmark = [
     pytest.mark.celery_worker,
-    # One Redis database for every test of this module (purged by each): under pytest-xdist they share a process.
-    pytest.mark.xdist_group("celery-broker"),
     pytest.mark.skipif(
         not (os.environ.get("REDIS_URL") and os.environ.get("DATABASE_URL")),
         reason="needs REDIS_URL and DATABASE_URL (a real broker and a database a second process can reach)",
