@@ -182,6 +182,7 @@ def test_demo_collection_campaign_equals_toppref_simulate(tmp_path, capsys):
 
 # All 173 topics and 14,189 judgments through the services: about 90 s on SQLite and 150 s on a shared
 # PostgreSQL, beyond the suite's default per-test limit.
+@pytest.mark.cast_scale
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 @pytest.mark.django_db
