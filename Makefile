@@ -116,11 +116,10 @@ $(AXE): tests/e2e/package.json tests/e2e/package-lock.json
 # PYTEST_ARGS: more pytest options, e.g. .ci/run's PostgreSQL pass leaves out the backend-independent tests that
 # its SQLite pass runs (tests/conftest.py); plain `make test` runs every test.
 PYTEST_ARGS ?=
-# TEST_WORKERS: pytest-xdist processes (`TEST_WORKERS=auto`: one per core), each with its own test database and
-# the Celery worker tests' own Redis database. 0 by default: on CI's 2 cores, where the suite's own servers,
-# browsers and subprocesses already keep both busy, 2 processes were slower (docs/decisions.md "The suite in
-# one process on two cores").
-TEST_WORKERS ?= 0
+# TEST_WORKERS: pytest-xdist processes, one per core by default (`TEST_WORKERS=0` runs in this process). Each
+# has its own test database, and the Celery worker tests their own Redis database (docs/decisions.md "The
+# suite on every core").
+TEST_WORKERS ?= auto
 test: install $(AXE)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
