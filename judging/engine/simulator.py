@@ -569,12 +569,14 @@ def simulate_adaptive(
             )
         errors = error_estimate(evidence, states.values())
     if budget is not None and active and result.judgments >= budget:
-        # Cut at the budget in the closure rounds, a topic is ranked by its confirmed graph and vote shares as
+        # Cut at the budget in the closure rounds, a topic is ranked by its confirmed graph and majorities as
         # its all-pairs stage ranks it: on CAsT with 10% reversed judgments (seeds 0-4) this gave tie-aware recall
         # 0.919 at 10,000 judgments where the judge model's ranking of the same votes gave 0.893, best first alike
         # (docs/decisions.md "Closure rounds at a budget").
         for topic in sorted(active):
-            outcomes[topic].ranked = adaptive_rank(states[topic], k=params.k)
+            outcomes[topic].ranked = adaptive_rank(
+                states[topic], k=params.k, by_majorities=params.rank_by_majorities
+            )
     elif budget is not None and active:
         _model_rounds(
             result,

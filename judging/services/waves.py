@@ -113,7 +113,8 @@ def campaign_wave_advance(*, campaign: Campaign) -> dict[str, int]:
             if judgments >= budget:
                 # Cut at the budget in the closure rounds: ranked as the simulator ranks them then.
                 for topic in active:
-                    topic_close(campaign_topic=topics[topic], ranked=adaptive_rank(states[topic], k=params.k))
+                    ranked = adaptive_rank(states[topic], k=params.k, by_majorities=params.rank_by_majorities)
+                    topic_close(campaign_topic=topics[topic], ranked=ranked)
                     counts["topics_finished"] += 1
                 active = []
             else:

@@ -1,5 +1,6 @@
 """The closure rounds at a budget (``adaptive.budget_params``): cheaper contender and elimination pairs, a deciding
-vote for the first two candidates' evenly split pair, and a topic cut at the budget ranked by its closure state."""
+vote for the first two candidates' evenly split pair, a candidate's only direct loss asked again when it puts the
+candidate out, the ranking by majorities, and a topic cut at the budget ranked by its closure state."""
 
 import random
 from dataclasses import fields
@@ -11,9 +12,12 @@ from hypothesis import strategies as st
 from judging.engine import AdaptiveParams, AdaptiveState, NoisyOracle, budget_params, simulate_adaptive
 from judging.engine.adaptive import (
     ErrorModel,
+    Request,
     adaptive_rank,
     adaptive_round_close,
     adaptive_round_open,
+    lone_loss_rechecks,
+    open_candidates,
 )
 from tests.judging.engine.worlds import shuffled_world
 
@@ -21,7 +25,17 @@ from tests.judging.engine.worlds import shuffled_world
 def test_budget_params_change_only_the_budget_rules():
     params = AdaptiveParams(k=3, F=4, max_votes=4, confidence=0.9, pairs_per_round=2, max_rounds=7)
     budgeted = budget_params(params)
-    budget_rules = {"contender_risk_share", "elimination_risk_share", "elimination_losses", "break_best_ties"}
+    budget_rules = {
+        "contender_risk_share",
+        "elimination_risk_share",
+        "elimination_losses",
+        "break_best_ties",
+        "contender_wins",
+        "recheck_lone_losses",
+        "verify_every_top_pair",
+        "rank_by_majorities",
+        "verify_first_at_crowd_rate",
+    }
     for field in fields(AdaptiveParams):
         same = getattr(budgeted, field.name) == getattr(params, field.name)
         assert same != (field.name in budget_rules), field.name
@@ -34,6 +48,7 @@ def test_budget_params_change_only_the_budget_rules():
         ({"contender_risk_share": 0.0}, "contender risk share"),
         ({"elimination_risk_share": 1.5}, "elimination risk share"),
         ({"elimination_losses": 0}, "elimination losses"),
+        ({"contender_wins": -1}, "contender wins"),
     ],
 )
 def test_budget_rules_out_of_range_are_refused(change, message):
@@ -43,15 +58,128 @@ def test_budget_rules_out_of_range_are_refused(change, message):
 
 def test_a_contender_pair_at_a_budget_is_confirmed_by_two_agreeing_votes():
     # given a crowd estimated to err 8% of the time: two agreeing votes carry a log-likelihood ratio of 4.88,
-    # short of the tenth of the risk (5.29) and past the fifth (4.60)
+    # short of the tenth of the risk (5.29) and past the fifth (4.60); a and b have each won a pair, so theirs
+    # is a contender pair under either rule
     errors = ErrorModel(rate=0.08)
-    state = AdaptiveState(topic="t", candidates=("a", "b", "c", "d"))
+    decisive = lambda winner, first: tuple((winner, f"w{first + n}") for n in range(3))  # noqa: E731
+    state = AdaptiveState(
+        topic="t",
+        candidates=("a", "b", "c", "d"),
+        rounds=1,
+        votes={("a", "c"): decisive("a", 10), ("b", "d"): decisive("b", 20)},
+        decided={("a", "c"): "a", ("b", "d"): "b"},
+    )
     votes = [("a", "b", "a", "w1"), ("a", "b", "a", "w2")]
     for params, confirmed in ((AdaptiveParams(k=2), False), (budget_params(AdaptiveParams(k=2)), True)):
-        # when the first round closes with them (every pair of a first round is between two contenders)
-        closed = adaptive_round_close(state, number=1, stage=1, votes=votes, params=params, errors=errors)
+        # when the next round closes with them
+        closed = adaptive_round_close(state, number=2, stage=1, votes=votes, params=params, errors=errors)
         # then only the budget's rules confirm the pair
         assert (closed.decided.get(("a", "b")) == "a") == confirmed
+
+
+def test_a_first_round_pair_at_a_budget_is_confirmed_at_the_plain_level():
+    # given a crowd estimated to err 12% of the time: two agreeing votes carry 3.98, past the plain level (2.94)
+    # and short of the fifth of the risk (4.60); in a topic's first round nobody has won yet
+    errors = ErrorModel(rate=0.12)
+    state = AdaptiveState(topic="t", candidates=("a", "b", "c", "d", "e", "f"))
+    votes = [("a", "b", "a", "w1"), ("a", "b", "a", "w2")]
+    for params, confirmed in ((AdaptiveParams(k=2), False), (budget_params(AdaptiveParams(k=2)), True)):
+        closed = adaptive_round_close(state, number=1, stage=1, votes=votes, params=params, errors=errors)
+        # then without a budget every first-round pair is held to the contenders' level, at a budget only once
+        # both have won
+        assert (closed.decided.get(("a", "b")) == "a") == confirmed
+
+
+def _lone_loss_state():
+    # six candidates, k = 2: a and b are above c through decisive pairs, and d lost its only pair, to c, on two
+    # votes; so d has three others above it and is out through that one pair
+    decisive = lambda winner, first: tuple((winner, f"w{first + n}") for n in range(3))  # noqa: E731
+    return AdaptiveState(
+        topic="t",
+        candidates=("a", "b", "c", "d", "e", "f"),
+        rounds=2,
+        votes={
+            ("a", "c"): decisive("a", 10),
+            ("b", "c"): decisive("b", 20),
+            ("c", "d"): (("c", "w1"), ("c", "w2")),
+        },
+        decided={("a", "c"): "a", ("b", "c"): "b", ("c", "d"): "c"},
+    )
+
+
+def test_a_candidate_out_through_its_only_loss_has_it_asked_again_at_a_budget():
+    errors = ErrorModel(rate=0.1)
+    state = _lone_loss_state()
+    plain = AdaptiveParams(k=2, F=2)
+    params = budget_params(plain)
+    assert lone_loss_rechecks(state, params=params, errors=errors) == [("c", "d")]
+    # without a budget the pair is not asked again in a selection round, and a vote on it is refused
+    opening = adaptive_round_open(state, params=plain, seed=0, errors=errors)
+    assert ("c", "d") not in [request.pair for request in opening.requests]
+    with pytest.raises(ValueError, match="already decided"):
+        adaptive_round_close(
+            state, number=3, stage=1, votes=[("c", "d", "d", "w9")], params=plain, errors=errors
+        )
+    # at a budget it is asked again with the selection round's pairs, one vote short of the decisive level
+    opening = adaptive_round_open(state, params=params, seed=0, errors=errors)
+    assert opening.stage == 1 and Request(pair=("c", "d"), votes=1) in opening.requests
+    # a dissenting vote of a new worker leaves the pair short of that level: it stays confirmed and is asked again
+    closed = adaptive_round_close(
+        state, number=3, stage=1, votes=[("c", "d", "d", "w9")], params=params, errors=errors
+    )
+    assert closed.decided[("c", "d")] == "c" and lone_loss_rechecks(closed, params=params, errors=errors)
+    # a second dissent makes it an even split no vote can settle: a tie, and d is back in
+    closed = adaptive_round_close(
+        closed, number=4, stage=1, votes=[("c", "d", "d", "w8")], params=params, errors=errors
+    )
+    assert closed.decided[("c", "d")] is None
+    assert "d" in open_candidates(closed, k=2)
+    assert lone_loss_rechecks(closed, params=params, errors=errors) == []
+
+
+def test_a_lone_loss_confirmed_to_the_decisive_level_is_not_asked_again():
+    errors = ErrorModel(rate=0.1)
+    params = budget_params(AdaptiveParams(k=2, F=2))
+    closed = adaptive_round_close(
+        _lone_loss_state(), number=3, stage=1, votes=[("c", "d", "c", "w9")], params=params, errors=errors
+    )
+    assert closed.decided[("c", "d")] == "c"
+    assert lone_loss_rechecks(closed, params=params, errors=errors) == []
+    # and a candidate with two losses is not a lone loss, whatever their votes
+    two = AdaptiveState(
+        topic="t",
+        candidates=closed.candidates,
+        rounds=3,
+        votes={**closed.votes, ("d", "e"): (("e", "w1"), ("e", "w2"))},
+        decided={**closed.decided, ("d", "e"): "e", ("c", "d"): "c"},
+    )
+    assert "d" not in {pair[1] for pair in lone_loss_rechecks(two, params=params, errors=errors)}
+
+
+def test_the_ranking_by_majorities_puts_the_item_that_led_the_runner_up_first():
+    # a, b and c are open; a led b 3-2 and c 3-2 (two ties), b beat c through a confirmed pair; by vote shares
+    # b scores 0.4 + 1 = 1.4 and a 0.6 + 0.6 = 1.2, by majorities a won both its pairs
+    votes = lambda winner, loser, first: tuple(  # noqa: E731
+        (w, f"w{first + n}") for n, w in enumerate((winner, loser, winner, loser, winner))
+    )
+    state = AdaptiveState(
+        topic="t",
+        candidates=("a", "b", "c"),
+        rounds=3,
+        votes={
+            ("a", "b"): votes("a", "b", 0),
+            ("a", "c"): votes("a", "c", 10),
+            ("b", "c"): (("b", "w20"),) * 1,
+        },
+        decided={("a", "b"): None, ("a", "c"): None, ("b", "c"): "b"},
+        final_stage=True,
+    )
+    assert [(i.docid, i.rank) for i in adaptive_rank(state, k=3)] == [("b", 1), ("a", 2), ("c", 3)]
+    assert [(i.docid, i.rank) for i in adaptive_rank(state, k=3, by_majorities=True)] == [
+        ("a", 1),
+        ("b", 2),
+        ("c", 3),
+    ]
 
 
 def _split_top_state():
@@ -129,5 +257,32 @@ def test_closure_rounds_at_a_budget_stop_there_within_the_caps_and_rank_by_their
     assert counts["repeat_pairs_same_worker"] == 0
     # and every topic, finished or cut at the budget, is ranked by its closure state
     for topic, outcome in result.topics.items():
-        assert outcome.ranked == adaptive_rank(result.adaptive_states[topic], k=3)
+        assert outcome.ranked == adaptive_rank(result.adaptive_states[topic], k=3, by_majorities=True)
         assert len(outcome.ranked) >= 3
+
+
+def test_the_verification_of_the_first_item_counts_no_worker_above_the_crowd_at_a_budget():
+    # given a topic ended with a over b over c (k = 2), a over b on two votes of workers whose records make each
+    # vote weigh more than the crowd's (an estimated 5% against the crowd's 10%): 2 x 2.94 = 5.89 passes the
+    # decisive level (5.29), two votes at the crowd's rate (4.39) do not
+    errors = ErrorModel(rate=0.1, per_worker={"w1": 0.05, "w2": 0.05})
+    decisive = lambda winner, first: tuple((winner, f"w{first + n}") for n in range(3))  # noqa: E731
+    state = AdaptiveState(
+        topic="t",
+        candidates=("a", "b", "c"),
+        rounds=3,
+        votes={
+            ("a", "b"): (("a", "w1"), ("a", "w2")),
+            ("a", "c"): decisive("a", 10),
+            ("b", "c"): decisive("b", 20),
+        },
+        decided={("a", "b"): "a", ("a", "c"): "a", ("b", "c"): "b"},
+        final_stage=True,
+    )
+    plain = AdaptiveParams(k=2, F=2)
+    # then without a budget the topic ends as it is
+    assert adaptive_round_open(state, params=plain, seed=0, errors=errors).is_final
+    # and at a budget the pair of the item ranked first is asked once more
+    opening = adaptive_round_open(state, params=budget_params(plain), seed=0, errors=errors)
+    assert not opening.is_final
+    assert [(r.pair, r.votes) for r in opening.requests] == [(("a", "b"), 1)]
