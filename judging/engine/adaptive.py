@@ -152,8 +152,8 @@ class AdaptiveParams:
     items of the top-k, or (False) only those that touch an item ranked first or are their loser's only direct
     loss; ``rank_by_majorities``: the final ranking counts pairs won (confirmed, or led on votes) before vote
     shares (``adaptive_rank``); ``verify_first_at_crowd_rate``: in the verification, a pair with an item ranked
-    first counts no worker's vote above the crowd's rate. The defaults are the closure rounds without a budget; ``budget_params`` gives
-    those at a budget."""
+    first counts no worker's vote above the crowd's rate. The defaults are the closure rounds without a budget;
+    ``budget_params`` gives those at a budget."""
 
     k: int = 5
     F: int = 5
@@ -207,8 +207,8 @@ def budget_params(params: AdaptiveParams) -> AdaptiveParams:
     BUDGET_ELIMINATION_LOSSES direct losses, the first two candidates' evenly split pair given a deciding vote, a
     candidate's only direct loss asked again when it puts the candidate out, the verification kept to the pairs
     that decide rank 1 or rest on one loss (those of rank 1 at the crowd's rate), and the ranking by majorities
-    first. Without a budget the adaptive mode
-    keeps ``params`` as they are (a database campaign equals the simulator)."""
+    first. Without a budget the adaptive mode keeps ``params`` as they are (a database campaign equals the
+    simulator)."""
     return replace(
         params,
         contender_risk_share=BUDGET_RISK_SHARE,
