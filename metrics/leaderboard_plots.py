@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import threading
 from typing import Any
 
 from django.core.cache import cache
@@ -28,6 +29,11 @@ TICK_POINTS = 9
 AXIS_POINTS = 10
 # Families whose every value lies in [0, 1]: their axes never run past those bounds (no ndcg axis to 1.1).
 UNIT_INTERVAL = {"compat", "ndcg", "ap", "rr", "p", "rbp"}
+# Matplotlib is not thread-safe, and the SVG options are process-wide settings (rcParams) that a rc_context sets
+# and restores: two figures drawn at once by a threaded server (a page asks for both of its figures together)
+# could restore the other's settings mid-drawing, and one SVG came out with its text as outlines. One figure is
+# drawn at a time; a drawn figure is cached, so they rarely wait.
+DRAWING = threading.RLock()
 
 
 def _key(*parts: str) -> str:
@@ -53,7 +59,7 @@ def _render(figure, format: str) -> bytes:
     out = io.BytesIO()
     # No timestamps and fixed element ids: the same scores give the same bytes. Text stays text in the SVG
     # (selectable, read by the browser's own font at any zoom).
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "toppref"}):
+    with DRAWING, matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "toppref"}):
         if format == "svg":
             figure.savefig(out, format="svg", bbox_inches="tight", metadata={"Date": None})
         else:
@@ -112,33 +118,34 @@ def plot_scatter(*, campaign: Campaign, x: tuple[str, str], y: tuple[str, str], 
     runs = [run for run, _, _ in points]
     xs = np.array([value for _, value, _ in points], dtype=float)
     ys = np.array([value for _, _, value in points], dtype=float)
-    figure = _figure()
-    axes = figure.add_subplot()
-    axes.scatter(xs, ys, s=18, color="#1f4e79", zorder=3)
-    if runs:
-        from metrics.plot_labels import label_points
+    with DRAWING:
+        figure = _figure()
+        axes = figure.add_subplot()
+        axes.scatter(xs, ys, s=18, color="#1f4e79", zorder=3)
+        if runs:
+            from metrics.plot_labels import label_points
 
-        label_points(
-            figure,
-            axes,
-            xs,
-            ys,
-            runs,
-            fontsize=LABEL_POINTS,
-            limits=(_limits(x[0], list(xs)), _limits(y[0], list(ys))),
-        )
-    axes.set_xlabel(_axis_label(*x), fontsize=AXIS_POINTS)
-    axes.set_ylabel(_axis_label(*y), fontsize=AXIS_POINTS)
-    axes.tick_params(labelsize=TICK_POINTS)
-    if len(runs) >= 2:
-        from metrics.core.significance import kendall_tau
+            label_points(
+                figure,
+                axes,
+                xs,
+                ys,
+                runs,
+                fontsize=LABEL_POINTS,
+                limits=(_limits(x[0], list(xs)), _limits(y[0], list(ys))),
+            )
+        axes.set_xlabel(_axis_label(*x), fontsize=AXIS_POINTS)
+        axes.set_ylabel(_axis_label(*y), fontsize=AXIS_POINTS)
+        axes.tick_params(labelsize=TICK_POINTS)
+        if len(runs) >= 2:
+            from metrics.core.significance import kendall_tau
 
-        tau = kendall_tau(xs, ys)
-        axes.set_title(f"{len(runs)} runs, Kendall's tau = {tau:.3f}", fontsize=AXIS_POINTS)
-    else:
-        axes.set_title(f"{len(runs)} runs", fontsize=AXIS_POINTS)
-    axes.grid(alpha=0.3)
-    image = _render(figure, format)
+            tau = kendall_tau(xs, ys)
+            axes.set_title(f"{len(runs)} runs, Kendall's tau = {tau:.3f}", fontsize=AXIS_POINTS)
+        else:
+            axes.set_title(f"{len(runs)} runs", fontsize=AXIS_POINTS)
+        axes.grid(alpha=0.3)
+        image = _render(figure, format)
     cache.set(key, image, timeout=24 * 3600)
     return image
 
@@ -151,28 +158,29 @@ def plot_intervals(*, campaign: Campaign, measure: str, qrels: str, format: str 
     if image is not None:
         return image
     rows = interval_rows(leaderboard=campaign_leaderboard(campaign=campaign), measure=measure, qrels=qrels)
-    figure = _figure(height=max(2.4, 0.9 + 0.22 * len(rows)))
-    axes = figure.add_subplot()
-    positions = list(range(len(rows)))
-    axes.errorbar(
-        [r.mean for r in rows],
-        positions,
-        xerr=[[r.mean - r.ci_low for r in rows], [r.ci_high - r.mean for r in rows]],
-        fmt="o",
-        markersize=4,
-        capsize=2,
-        color="#1f4e79",
-    )
-    axes.set_yticks(positions, [r.run for r in rows], fontsize=TICK_POINTS)
-    axes.invert_yaxis()  # the best run on top, as a leaderboard reads
-    axes.tick_params(axis="x", labelsize=TICK_POINTS)
-    limits = _limits(measure, [r.ci_low for r in rows] + [r.ci_high for r in rows])
-    if limits is not None:
-        axes.set_xlim(*limits)
-    axes.set_xlabel(_axis_label(measure, qrels), fontsize=AXIS_POINTS)
-    axes.set_ylabel("Run (best mean first)", fontsize=AXIS_POINTS)
-    axes.set_title(f"{len(rows)} runs, mean with 95% confidence interval", fontsize=AXIS_POINTS)
-    axes.grid(alpha=0.3, axis="x")
-    image = _render(figure, format)
+    with DRAWING:
+        figure = _figure(height=max(2.4, 0.9 + 0.22 * len(rows)))
+        axes = figure.add_subplot()
+        positions = list(range(len(rows)))
+        axes.errorbar(
+            [r.mean for r in rows],
+            positions,
+            xerr=[[r.mean - r.ci_low for r in rows], [r.ci_high - r.mean for r in rows]],
+            fmt="o",
+            markersize=4,
+            capsize=2,
+            color="#1f4e79",
+        )
+        axes.set_yticks(positions, [r.run for r in rows], fontsize=TICK_POINTS)
+        axes.invert_yaxis()  # the best run on top, as a leaderboard reads
+        axes.tick_params(axis="x", labelsize=TICK_POINTS)
+        limits = _limits(measure, [r.ci_low for r in rows] + [r.ci_high for r in rows])
+        if limits is not None:
+            axes.set_xlim(*limits)
+        axes.set_xlabel(_axis_label(measure, qrels), fontsize=AXIS_POINTS)
+        axes.set_ylabel("Run (best mean first)", fontsize=AXIS_POINTS)
+        axes.set_title(f"{len(rows)} runs, mean with 95% confidence interval", fontsize=AXIS_POINTS)
+        axes.grid(alpha=0.3, axis="x")
+        image = _render(figure, format)
     cache.set(key, image, timeout=24 * 3600)
     return image

@@ -162,3 +162,46 @@ def test_favicon_is_served(client):
 def test_api_docs_have_a_way_back_to_the_site(client):
     page = client.get("/api/docs/").content.decode()
     assert '<nav class="api-back" aria-label="Site"><a href="/">' in page and 'href="/dashboard/"' in page
+
+
+def test_a_figure_drawn_while_another_is_being_saved_keeps_its_text_as_text():
+    """A threaded server draws a page's two figures at once. The SVG settings are process-wide (matplotlib's
+    rcParams, set and restored by a context): the figure whose save finishes first restores the settings the
+    other one is still drawing with, unless drawing is one at a time. The first save is held open here until the
+    second has had every chance to start; the second must come out with text, not outlines."""
+    import threading
+
+    from metrics import leaderboard_plots
+
+    def figure(hold: threading.Event, inside: threading.Event):
+        drawn = leaderboard_plots._figure()
+        drawn.add_subplot().set_title("a title")
+        save = drawn.savefig
+
+        def held_save(*args, **kwargs):
+            inside.set()
+            hold.wait()
+            save(*args, **kwargs)
+
+        drawn.savefig = held_save
+        return drawn
+
+    first_hold, first_inside = threading.Event(), threading.Event()
+    second_hold, second_inside = threading.Event(), threading.Event()
+    images: dict[str, bytes] = {}
+
+    def render(name, drawn):
+        images[name] = leaderboard_plots._render(drawn, "svg")
+
+    first = threading.Thread(target=render, args=("first", figure(first_hold, first_inside)))
+    second = threading.Thread(target=render, args=("second", figure(second_hold, second_inside)))
+    first.start()
+    assert first_inside.wait(10)
+    second.start()
+    second_inside.wait(0.5)  # drawing one at a time, the second waits for the first and never gets inside
+    first_hold.set()
+    first.join(10)
+    second_hold.set()
+    second.join(10)
+    for name in ("first", "second"):
+        assert b"font-size" in images[name] and b"a title" in images[name], name

@@ -67,10 +67,23 @@ def page(browser, request):
     assert dialogs == [], f"a page opened a dialog: {dialogs}"
 
 
-def screenshot(page, name: str) -> Path:
+def screenshot(page, name: str, *, full_page: bool = False) -> Path:
+    """Save the viewport once the page has loaded. Chromium refuses a capture ("Unable to capture screenshot")
+    while a navigation is replacing the page, so the capture waits for the load and is tried once more after a
+    refusal; a test that means a particular page waits for that page's element first."""
+    from playwright.sync_api import Error as PlaywrightError
+
     ARTIFACTS.mkdir(exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=False)
+    page.wait_for_load_state("load")
+    try:
+        page.screenshot(path=str(path), full_page=full_page)
+    except PlaywrightError as error:
+        if "Unable to capture screenshot" not in str(error):
+            raise
+        page.wait_for_load_state("load")
+        page.wait_for_timeout(200)
+        page.screenshot(path=str(path), full_page=full_page)
     return path
 
 

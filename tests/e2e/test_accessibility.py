@@ -18,7 +18,7 @@ from django.core.management import call_command
 from judging.management.commands.demo_run import open_for_browser_judging
 from judging.models import Assignment, Campaign, Judgment, TournamentJudgment
 from pools.models import Collection
-from tests.e2e.conftest import ARTIFACTS
+from tests.e2e.conftest import screenshot
 from tests.judging.pages_fixtures import PASSWORD, crowd_campaign, user_with_role
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -187,8 +187,7 @@ def test_a_judge_finishes_a_hit_on_a_phone_with_taps_alone(live_server, browser,
     assert page.inner_text("#choose-left") == "Top is better"
     assert page.inner_text("#choose-right") == "Bottom is better"
     assert page.get_by_role("region", name="Top passage 1").count() == 1
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / "phone_hit_pair.png"))
+    screenshot(page, "phone_hit_pair")
     bar = page.locator(".choices").bounding_box()
     assert bar["height"] <= 0.1 * PHONE["height"]  # the answer bar leaves the screen to the passages
     top, bottom = page.locator("#left-text").bounding_box(), page.locator("#right-text").bounding_box()
@@ -281,7 +280,6 @@ def test_screenshots_of_the_pair_and_campaign_pages(live_server, browser, tmp_pa
     crowd, _ = open_for_browser_judging(collection=Collection.objects.get(name="demo"), k=5, seed=1)
     user_with_role(LONG_NAME, "crowd")
     get_user_model().objects.create_superuser("root", "root@localhost", PASSWORD)
-    ARTIFACTS.mkdir(exist_ok=True)
     for label, (viewport, scale) in SIZES.items():
         page = new_page(browser, viewport, device_scale_factor=scale)
         log_in(page, live_server.url, LONG_NAME)
@@ -289,10 +287,10 @@ def test_screenshots_of_the_pair_and_campaign_pages(live_server, browser, tmp_pa
         if page.locator("#start-judging").count():
             page.click("#start-judging")
         page.wait_for_selector("#pair-form")
-        page.screenshot(path=str(ARTIFACTS / f"pair_{label}.png"))
+        screenshot(page, f"pair_{label}")
         page.click("#choose-left")
         page.wait_for_selector("#judge-status:has-text('ready')")
-        page.screenshot(path=str(ARTIFACTS / f"pair_{label}_next.png"))
+        screenshot(page, f"pair_{label}_next")
         # on a phone or zoomed in, the next pair starts at its question (or at its passages, when the question
         # stayed), not at the page's header
         if viewport["width"] < 700:
@@ -311,8 +309,8 @@ def test_screenshots_of_the_pair_and_campaign_pages(live_server, browser, tmp_pa
         page = new_page(browser, viewport, device_scale_factor=scale)
         log_in(page, live_server.url, "root")
         page.goto(f"{live_server.url}/dashboard/campaigns/{crowd.name}/")
-        page.screenshot(path=str(ARTIFACTS / f"campaign_{label}.png"))
-        page.screenshot(path=str(ARTIFACTS / f"campaign_{label}_full.png"), full_page=True)
+        screenshot(page, f"campaign_{label}")
+        screenshot(page, f"campaign_{label}_full", full_page=True)
         assert sideways_overflow(page) == 0
         page.context.close()
 

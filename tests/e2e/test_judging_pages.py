@@ -273,6 +273,7 @@ def test_hostile_passages_stay_text_in_the_browser(live_server, page):
     log_in_with_keyboard(page, live_server.url, "assessor")
     page.goto(f"{live_server.url}/judge/instructions/")
     page.click("#start-judging")
+    page.wait_for_selector("#pair-form")
     shown = ""
     screenshot(page, "hostile_passages")
     while page.locator("#pair-form").count():

@@ -13,9 +13,9 @@ from playwright.sync_api import expect
 from judging.models import Campaign, Export
 from pools.models import Run
 from pools.services import demo_load
+from tests.e2e.conftest import screenshot
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
-ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 
 pytestmark = [
     pytest.mark.slow,
@@ -33,7 +33,6 @@ def browser_page(browser):
 
 def test_researcher_runs_a_campaign_and_reads_the_leaderboard(live_server, browser_page, settings, tmp_path):
     settings.MEDIA_ROOT = str(tmp_path / "media")
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     collection = demo_load(directory=DEMO_DIR).collection
     # the demo's runs are uploaded by the researcher below; keep one aside for that
     run_file = tmp_path / "upload.run"
@@ -71,7 +70,7 @@ def test_researcher_runs_a_campaign_and_reads_the_leaderboard(live_server, brows
     expect(page.locator("[data-field=percent]")).to_have_text("100", timeout=20_000)
     assert page.locator("[data-field=status]").inner_text() == "done"
     page.reload()
-    page.screenshot(path=str(ARTIFACTS / "campaign_page.png"), full_page=True)
+    screenshot(page, "campaign_page", full_page=True)
 
     # upload a run: validated, then scored for the finished campaign
     page.fill("input[name=name]", "uploaded-run")
@@ -91,7 +90,7 @@ def test_researcher_runs_a_campaign_and_reads_the_leaderboard(live_server, brows
         expect(image).to_have_js_property("complete", True)
         assert image.evaluate("img => img.naturalWidth") > 0
     assert page.locator(".plots img").count() == 2
-    page.screenshot(path=str(ARTIFACTS / "leaderboard.png"), full_page=True)
+    screenshot(page, "leaderboard", full_page=True)
 
     # download the combined qrels
     page.goto(f"{live_server.url}/dashboard/campaigns/browser-demo/")

@@ -14,7 +14,7 @@ from django.core.management import call_command
 
 from judging.management.commands.demo_run import open_for_browser_judging
 from pools.models import Collection
-from tests.e2e.conftest import ARTIFACTS
+from tests.e2e.conftest import ARTIFACTS, screenshot
 from tests.e2e.test_accessibility import DEMO_DIR, log_in, new_page, sideways_overflow
 from tests.judging.pages_fixtures import PASSWORD
 
@@ -79,11 +79,11 @@ def test_researcher_tables_and_controls_fit_a_phone(live_server, browser, scored
         page.goto(live_server.url + url)
         page.wait_for_load_state("networkidle")
         # viewport screenshots, scrolled: a full-page one drops the touch emulation (and its 44 px controls)
-        page.screenshot(path=str(ARTIFACTS / f"researcher_{name}_390.png"))
+        screenshot(page, f"researcher_{name}_390")
         for part, where in (("tables", ".table-scroll"), ("forms", "form[enctype]")):
             if page.locator(where).count():
                 page.locator(where).first.scroll_into_view_if_needed()
-                page.screenshot(path=str(ARTIFACTS / f"researcher_{name}_390_{part}.png"))
+                screenshot(page, f"researcher_{name}_390_{part}")
         assert sideways_overflow(page) == 0, name
         for table in page.evaluate(TABLES):
             assert table["broken"] == [], (name, table)  # no number wraps or spills out of its cell
@@ -103,11 +103,11 @@ def test_researcher_tables_and_controls_fit_a_phone(live_server, browser, scored
     page.click("#legend summary")
     assert page.get_by_text("Persistence (the p of compat@p)").is_visible()
     page.locator("#legend").scroll_into_view_if_needed()
-    page.screenshot(path=str(ARTIFACTS / "researcher_leaderboard_390_legend.png"))
+    screenshot(page, "researcher_leaderboard_390_legend")
     page.goto(f"{live_server.url}/dashboard/campaigns/{scored.name}/workers/")
     box = page.locator(".table-scroll").first
     box.evaluate("box => { box.scrollLeft = box.scrollWidth; }")
-    page.screenshot(path=str(ARTIFACTS / "researcher_workers_390_scrolled.png"))
+    screenshot(page, "researcher_workers_390_scrolled")
     page.context.close()
 
 
@@ -116,7 +116,7 @@ def test_leaderboard_figures_are_svg_readable_at_100_percent(live_server, browse
     log_in(page, live_server.url, "root")
     page.goto(f"{live_server.url}/dashboard/campaigns/{scored.name}/leaderboard/?measure=ndcg@10:graded")
     page.wait_for_load_state("networkidle")
-    page.screenshot(path=str(ARTIFACTS / "researcher_leaderboard_1280.png"), full_page=True)
+    screenshot(page, "researcher_leaderboard_1280", full_page=True)
     images = page.locator(".plots img")
     assert images.count() == 2
     for index in range(2):
@@ -140,7 +140,7 @@ def test_leaderboard_figures_are_svg_readable_at_100_percent(live_server, browse
     assert page.locator("#intervals-table tbody tr").count() == page.locator("#leaderboard tbody tr").count()
     # the figure opened on its own (to zoom in) is drawn with its styles: its policy allows them
     page.goto(images_source := page.locator(".plots img").nth(1).evaluate("img => img.currentSrc"))
-    page.screenshot(path=str(ARTIFACTS / "researcher_figure_9_alone.png"))
+    screenshot(page, "researcher_figure_9_alone")
     assert images_source.split("?")[0].endswith("intervals.svg")
     page.context.close()
 
@@ -151,7 +151,7 @@ def test_favicon_and_the_api_docs_way_back(live_server, browser):
     assert response.status == 200 and response.headers["content-type"] == "image/svg+xml"
     page.goto(f"{live_server.url}/api/docs/")
     page.wait_for_selector(".swagger-ui .info", timeout=20_000)
-    page.screenshot(path=str(ARTIFACTS / "researcher_api_docs.png"))
+    screenshot(page, "researcher_api_docs")
     page.get_by_role("link", name="← toppref").click()
     page.wait_for_load_state()
     assert page.url == f"{live_server.url}/"
