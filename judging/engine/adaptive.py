@@ -645,7 +645,7 @@ def _verify_or_rank(
     are asked again; once none is, the final ranking."""
     ranked = adaptive_rank(state, k=params.k, by_majorities=params.rank_by_majorities)
     top = [item.docid for item in ranked]
-    first = {item.docid for item in ranked if item.rank == 1} | {ranked[0].docid} if ranked else set()
+    first = ({item.docid for item in ranked if item.rank == 1} | {ranked[0].docid}) if ranked else set()
     at_crowd_rate = first if params.verify_first_at_crowd_rate else set()
     weak = weak_top_pairs(state, top, params=params, errors=errors, at_crowd_rate=at_crowd_rate)
     if not params.verify_every_top_pair:
