@@ -40,6 +40,7 @@ from judging.engine.elimination import RankedItem, preference_values
 from judging.engine.hits import hit_layout, pack_hits, pack_hits_distinct
 from judging.engine.judges import (
     DEFAULT_JUDGE_MODEL_PARAMS,
+    ITEM_NOISE_RATIO,
     JudgeModel,
     JudgeModelParams,
     JudgeReliability,
@@ -375,9 +376,8 @@ def simulate_tournament(
 
 
 # A crowd estimated to err at least this often, after MODEL_SWITCH_WAVES waves, whose repeated pairs disagree at
-# least ITEM_NOISE_RATIO times as often as it fails challenges, gets the judge model's rounds at a budget.
+# least ITEM_NOISE_RATIO times as often as it fails challenges (judges.py), gets the judge model's rounds at a budget.
 MODEL_ROUNDS_RATE = NOISY_RATE
-ITEM_NOISE_RATIO = 1.4
 # One wave (its audited pairs, AUDIT_SHARE of the first pairs asked twice at once, and its challenges) tells the
 # two kinds of crowd apart on CAsT as two did (every judge of the benchmark, seeds 0-4, went the same way; the
 # crowd log's first wave does not yet pass, so it switches after two) and leaves the model rounds the second
@@ -431,7 +431,9 @@ MODEL_BEST_DOUBT_WEIGHT = 2.0
 # judgments, 0.895 / 126 in 15 rounds of 747 (docs/decisions.md, "The model rounds at a budget").
 MODEL_MAX_ROUNDS = 15
 # The judge model refitted after every model round starts from the last fit: a few alternations suffice.
-MODEL_ROUND_PARAMS = JudgeModelParams(iterations=4, samples=1000)
+# Their pair values are Bradley-Terry quantities (a pair's win probability and its variance), so the rounds read
+# the votes by Bradley-Terry whatever the crowd.
+MODEL_ROUND_PARAMS = JudgeModelParams(iterations=4, samples=1000, link="bradley-terry")
 
 
 def simulate_adaptive(
