@@ -10,8 +10,10 @@ Modes: ``crowd`` (the paper's procedure), ``adaptive`` (no budget), and the adap
 the level-gap model (``crowd-log``) and as an item-score world (``crowd-log-items``, scored against that world's
 own truth). Every run also writes
 ``--confidence-out`` and ``--truth-out``, and the calibration table pools the judge model's ``p_top_k`` over the
-noisy judges and seeds, in bins of 0.1, against the observed fraction of items in the true top-5 (an item tied
-with the 5th counts as in: docs/judge-model.md).
+noisy judges and seeds, in bins of 0.1, against the observed fraction of items in the true top-5 of the world that
+made the votes: an item tied with the 5th counts as in (docs/judge-model.md), except for the ``--error-rate``
+judges, which answer by one strict order (value, then docid: ``PerfectOracle``) and so never show the file's
+ties; their truth is that order's top-5.
 
 For each mode (crowd, adaptive), judge (a consistent one, ``--error-rate`` 0.1/0.2/0.3, ``--discriminability``
 1/2/3, ``--noise-from judgments.crowd.txt``) and seed, runs ``toppref simulate`` with ``qrels.preference.txt`` as
@@ -102,8 +104,10 @@ def _compatibility(produced: Path, truth: Path) -> float:
     return statistics.fmean(scores)
 
 
-def _calibration(confidence: Path, truth: Path, k: int = 5) -> list[list[float]]:
-    """Per bin of 0.1 of reported ``p_top_k``: [items, sum of p_top_k, items in the true top-k (tie-aware)]."""
+def _calibration(confidence: Path, truth: Path, *, strict: bool, k: int = 5) -> list[list[float]]:
+    """Per bin of 0.1 of reported ``p_top_k``: [items, sum of p_top_k, items in the true top-k]: tie-aware, or
+    when ``strict`` the top-k of the order a ``PerfectOracle`` answers by (value, then docid)."""
+    from judging.engine.oracles import PerfectOracle
     from pools.trec import read_qrels
 
     values = read_qrels(truth)
@@ -114,13 +118,17 @@ def _calibration(confidence: Path, truth: Path, k: int = 5) -> list[list[float]]
     bins = [[0.0, 0.0, 0.0] for _ in range(10)]
     for topic, items in rows.items():
         topic_values = values.get(topic, {})
-        ordered = sorted((topic_values.get(d, 0.0) for d, _ in items), reverse=True)
-        kth = ordered[min(k, len(ordered)) - 1]
+        if strict:
+            inside = set(PerfectOracle(values).ranking(topic, [d for d, _ in items])[:k])
+        else:
+            ordered = sorted((topic_values.get(d, 0.0) for d, _ in items), reverse=True)
+            kth = ordered[min(k, len(ordered)) - 1]
+            inside = {d for d, _ in items if topic_values.get(d, 0.0) >= kth}
         for docid, p in items:
             slot = bins[min(int(p * 10), 9)]
             slot[0] += 1
             slot[1] += p
-            slot[2] += topic_values.get(docid, 0.0) >= kth
+            slot[2] += docid in inside
     return bins
 
 
@@ -171,7 +179,7 @@ def run_one(task: tuple[str, str, int, int | None]) -> dict:
             _run_scores(out), truth_scores if truth_scores is not None else _ORACLE_SCORES
         )
         summary["compatibility"] = _compatibility(out, truth)
-        summary["calibration"] = _calibration(confidence, truth)
+        summary["calibration"] = _calibration(confidence, truth, strict=judge.startswith("error-"))
     summary.update(mode=mode, judge=judge, wall_s=time.monotonic() - started)
     return summary
 

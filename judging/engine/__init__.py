@@ -16,7 +16,8 @@ the CLI simulator and a Celery task.
   with an ``ErrorModel`` from ``error_estimate``; pairs chosen from the confirmed comparison graph, a
   sequential test per pair, ties after ``max_votes``.
 - A model of every judge (``judges.py``): ``fit_judge_model`` (Bradley-Terry scores with a NIST-grade prior,
-  a Crowd-BT reliability per judge) gives every candidate's ``p_top_k`` and ``p_best``.
+  a Crowd-BT reliability per judge) gives every candidate's ``p_top_k`` and ``p_best``, read by noisy sorting
+  (``noisy_sorting.py``) for a crowd that reverses at random (``crowd_reverses_at_random``).
 - Dedicated assessors (section 4.2): ``Tournament`` (resumable through ``to_state``/``from_state``).
 - Quality control and HITs: ``challenge_pick``, ``challenge_nonrelevant``, ``pack_hits``, ``hit_layout`` (``SlotLayout``).
 - Simulated assessors: ``PerfectOracle``, ``NoisyOracle``, ``ReplayOracle`` (logs via ``read_judgment_log``).
@@ -65,6 +66,7 @@ from judging.engine.judges import (
     JudgeReliability,
     JudgeVote,
     TopicConfidence,
+    crowd_reverses_at_random,
     fit_item_world,
     fit_judge_model,
 )
@@ -145,6 +147,7 @@ __all__ = [
     "JudgeVote",
     "TopicConfidence",
     "fit_item_world",
+    "crowd_reverses_at_random",
     "fit_judge_model",
     "MAX_OPPONENTS",
     "MAX_PER_HIT",

@@ -25,7 +25,7 @@ and how sure the model is of each item's place in the top-k (docs/judge-model.md
   on its easy challenges as on the pairs it splits (``crowd_reverses_at_random``), is read instead by the noisy
   sorting model (``noisy_sorting``: each answer right with probability (1 + eta_j) / 2 whatever the pair), with
   each judge's eta from its challenges, whose truth is known; the draws of ``p_top_k`` and ``p_best`` then come
-  from that posterior (``JudgeModelParams.link``, "auto" to choose so; ``JudgeModel.link`` says which was used).
+  from that posterior (``JudgeModelParams.link``, "auto" by default; ``JudgeModel.link`` says which was used).
 
 Everything is pure (numpy only) and deterministic for a seed: the draws of topic t come from a generator seeded
 by (seed, topic).
@@ -60,9 +60,8 @@ CLOSENESS = 4.0
 # CAsT, seed 1, after two waves: reversals at random 10% gave 0.084 against 0.074 (1.1), the crowd log's
 # level-gap noise 0.179 against 0.107 (1.7) (docs/judge-model.md).
 ITEM_NOISE_RATIO = 1.4
-# How ``fit_judge_model`` reads the votes for ``p_top_k`` and ``p_best``: "auto" chooses by the crowd
-# (``crowd_reverses_at_random``). Bradley-Terry stays the default until the benchmark has measured "auto" on every
-# judge (docs/decisions.md, "`p_top_k` under noisy sorting").
+# How ``fit_judge_model`` reads the votes for ``p_top_k`` and ``p_best``: "auto" (the default) chooses by the
+# crowd (``crowd_reverses_at_random``; docs/decisions.md, "`p_top_k` under noisy sorting").
 LINKS = ("auto", "bradley-terry", "noisy-sorting")
 # The most challenge answers of the crowd's a judge's own pass rate is weighed against (``judge_spread_weight``).
 MAX_SPREAD_WEIGHT = 1000.0
@@ -91,7 +90,7 @@ class JudgeModelParams:
     ``eta_prior``/``judge_prior_weight``: the crowd's reliability before any answer is seen, and how many answers
     a judge's own estimate weighs against the crowd's; ``iterations``: rounds of expectation-maximisation;
     ``samples``: posterior draws for ``p_top_k`` and ``p_best``; ``link``: how the votes are read for them (``LINKS``:
-    Bradley-Terry, the default; noisy sorting; or "auto", noisy sorting for a crowd that reverses at random)."""
+    "auto", the default, is noisy sorting for a crowd that reverses at random and Bradley-Terry otherwise)."""
 
     prior_sd: float = 1.0
     grade_scale: float = 0.5
@@ -101,7 +100,7 @@ class JudgeModelParams:
     judge_prior_weight: float = 10.0
     iterations: int = 12
     samples: int = 2000
-    link: str = "bradley-terry"
+    link: str = "auto"
 
     def validate(self) -> None:
         """Raise ``ValueError`` naming the violated rule."""
