@@ -111,6 +111,7 @@ def _calibration(confidence: Path, truth: Path, *, strict: bool, k: int = 5) -> 
     from pools.trec import read_qrels
 
     values = read_qrels(truth)
+    oracle = PerfectOracle(values)
     rows: dict[str, list[tuple[str, float]]] = {}
     for line in confidence.read_text().splitlines():
         topic, docid, p_top_k, _ = line.split("\t")
@@ -119,7 +120,7 @@ def _calibration(confidence: Path, truth: Path, *, strict: bool, k: int = 5) -> 
     for topic, items in rows.items():
         topic_values = values.get(topic, {})
         if strict:
-            inside = set(PerfectOracle(values).ranking(topic, [d for d, _ in items])[:k])
+            inside = set(oracle.ranking(topic, [d for d, _ in items])[:k])
         else:
             ordered = sorted((topic_values.get(d, 0.0) for d, _ in items), reverse=True)
             kth = ordered[min(k, len(ordered)) - 1]

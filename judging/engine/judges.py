@@ -454,11 +454,9 @@ def crowd_reverses_at_random(
     votes: Mapping[str, Iterable[tuple[str, str, str | None, str]]], challenges: Sequence[tuple[str, bool]]
 ) -> bool:
     """Whether the crowd reverses answers at random, whatever the pair (a reliable crowd included): it is not one
-    that errs on close pairs, whose repeated pairs (voted at least twice, ties left out) split, in minority votes
-    per vote, at least ITEM_NOISE_RATIO times as often as it fails its easy challenges, at a rate of at least
-    NOISY_RATE (both rates with the prior of the adaptive mode's error estimate: PRIOR_ERRORS in PRIOR_ANSWERS;
-    the same test as the adaptive mode's switch to the model rounds). Without challenge answers there is
-    nothing to compare: False."""
+    that ``errs_on_close_pairs``, judged on ``votes`` (topic -> votes; a pair's ties left out) and ``challenges``,
+    the test the adaptive mode's switch to the model rounds makes. Without challenge answers there is nothing to
+    compare: False."""
     if not challenges:
         return False
     by_pair: dict[tuple[str, str, str], list[int]] = {}
@@ -469,15 +467,25 @@ def crowd_reverses_at_random(
             key = (topic, min(a, b), max(a, b))
             by_pair.setdefault(key, [0, 0])[winner == key[2]] += 1
     repeated = [counts for counts in by_pair.values() if sum(counts) >= 2]
-    pair_rate = (sum(min(counts) for counts in repeated) + PRIOR_ERRORS) / (
-        sum(sum(counts) for counts in repeated) + PRIOR_ANSWERS
+    return not errs_on_close_pairs(
+        pair_errors=sum(min(counts) for counts in repeated),
+        pair_answers=sum(sum(counts) for counts in repeated),
+        challenge_failures=sum(not passed for _, passed in challenges),
+        challenge_answers=len(challenges),
     )
-    failures = sum(not passed for _, passed in challenges)
-    challenge_rate = (failures + PRIOR_ERRORS) / (len(challenges) + PRIOR_ANSWERS)
-    errs_on_close_pairs = (
-        max(pair_rate, challenge_rate) >= NOISY_RATE and pair_rate >= ITEM_NOISE_RATIO * challenge_rate
-    )
-    return not errs_on_close_pairs
+
+
+def errs_on_close_pairs(
+    *, pair_errors: int, pair_answers: int, challenge_failures: int, challenge_answers: int
+) -> bool:
+    """Whether a crowd errs mostly on close pairs, the noise Bradley-Terry describes: it errs at a rate of at least
+    NOISY_RATE and its repeated pairs split (``pair_errors`` minority votes in ``pair_answers`` votes of pairs
+    voted more than once) at least ITEM_NOISE_RATIO times as often as it fails its easy challenges, both rates
+    with the prior of the adaptive mode's error estimate (PRIOR_ERRORS in PRIOR_ANSWERS). A crowd that reverses
+    at random fails its challenges about as often as it splits pairs."""
+    challenge_rate = (challenge_failures + PRIOR_ERRORS) / (challenge_answers + PRIOR_ANSWERS)
+    pair_rate = (pair_errors + PRIOR_ERRORS) / (pair_answers + PRIOR_ANSWERS)
+    return max(pair_rate, challenge_rate) >= NOISY_RATE and pair_rate >= ITEM_NOISE_RATIO * challenge_rate
 
 
 def challenge_reliabilities(

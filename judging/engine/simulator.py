@@ -16,9 +16,6 @@ from decimal import Decimal
 from typing import Any
 
 from judging.engine.adaptive import (
-    NOISY_RATE,
-    PRIOR_ANSWERS,
-    PRIOR_ERRORS,
     AdaptiveOpening,
     AdaptiveParams,
     AdaptiveState,
@@ -40,10 +37,10 @@ from judging.engine.elimination import RankedItem, preference_values
 from judging.engine.hits import hit_layout, pack_hits, pack_hits_distinct
 from judging.engine.judges import (
     DEFAULT_JUDGE_MODEL_PARAMS,
-    ITEM_NOISE_RATIO,
     JudgeModel,
     JudgeModelParams,
     JudgeReliability,
+    errs_on_close_pairs,
     fit_judge_model,
     model_round_limit,
     model_round_pairs,
@@ -375,9 +372,6 @@ def simulate_tournament(
     )
 
 
-# A crowd estimated to err at least this often, after MODEL_SWITCH_WAVES waves, whose repeated pairs disagree at
-# least ITEM_NOISE_RATIO times as often as it fails challenges (judges.py), gets the judge model's rounds at a budget.
-MODEL_ROUNDS_RATE = NOISY_RATE
 # One wave (its audited pairs, AUDIT_SHARE of the first pairs asked twice at once, and its challenges) tells the
 # two kinds of crowd apart on CAsT as two did (every judge of the benchmark, seeds 0-4, went the same way; the
 # crowd log's first wave does not yet pass, so it switches after two) and leaves the model rounds the second
@@ -389,26 +383,26 @@ MODEL_SWITCH_WAVES = 1
 
 def noise_depends_on_items(evidence: ErrorEvidence, states: Iterable[AdaptiveState], waves: int) -> bool:
     """Whether the crowd errs mostly on close pairs, the noise a Bradley-Terry model describes: after
-    MODEL_SWITCH_WAVES waves, an estimated error rate of at least MODEL_ROUNDS_RATE and minority votes on
-    repeated pairs at least ITEM_NOISE_RATIO times the challenge failure rate (both with the prior of
-    ``error_estimate``). A crowd that reverses at random fails its easy challenges as often as it splits pairs;
-    the closure rounds, cut at the budget, serve it better. On CAsT, seed 1, after two waves (the switch's first
+    MODEL_SWITCH_WAVES waves, ``judges.errs_on_close_pairs`` (an estimated error rate of at least NOISY_RATE and
+    minority votes on repeated pairs at least ITEM_NOISE_RATIO times the challenge failure rate, both with the
+    prior of ``error_estimate``); such a crowd gets the judge model's rounds at a budget. A crowd that reverses
+    at random fails its easy challenges as often as it splits pairs; the closure rounds, cut at the budget,
+    serve it better. On CAsT, seed 1, after two waves (the switch's first
     setting): reversals at random 10% gave 0.084 against 0.074 (1.1), the crowd log's level-gap noise 0.179
     against 0.107 (1.7); at the paper's budget (seeds 0-4) the closure rounds gave the first tie-aware recall
     0.963 and best first 162.4 where the model rounds gave 0.949 and 152.8 (docs/judge-model.md)."""
     if waves < MODEL_SWITCH_WAVES:
         return False
-    answers = sum(n for n, _ in evidence.challenges.values())
-    failures = sum(failed for _, failed in evidence.challenges.values())
     pair_errors = pair_answers = 0
     for state in states:
         counts = vote_evidence(state)
         pair_errors += counts["pair_errors"]
         pair_answers += counts["pair_answers"]
-    challenge_rate = (failures + PRIOR_ERRORS) / (answers + PRIOR_ANSWERS)
-    pair_rate = (pair_errors + PRIOR_ERRORS) / (pair_answers + PRIOR_ANSWERS)
-    return (
-        max(challenge_rate, pair_rate) >= MODEL_ROUNDS_RATE and pair_rate >= ITEM_NOISE_RATIO * challenge_rate
+    return errs_on_close_pairs(
+        pair_errors=pair_errors,
+        pair_answers=pair_answers,
+        challenge_failures=sum(failed for _, failed in evidence.challenges.values()),
+        challenge_answers=sum(n for n, _ in evidence.challenges.values()),
     )
 
 
