@@ -136,6 +136,25 @@ def output_file(path: str | os.PathLike[str]) -> None:
         raise UsageError(f"{path}: permission denied")
 
 
+def output_files(
+    outputs: Sequence[str | os.PathLike[str] | None], *, inputs: Sequence[str | os.PathLike[str] | None]
+) -> None:
+    """``output_file`` for each given output, and raise :class:`UsageError` where one names an input of the
+    same command or another of its outputs: the write would destroy the input, or one output the other."""
+    read = {Path(path).resolve() for path in inputs if path is not None}
+    written: set[Path] = set()
+    for path in outputs:
+        if path is None:
+            continue
+        output_file(path)
+        where = Path(path).resolve()
+        if where in read:
+            raise UsageError(f"{path}: is also an input of this command; writing it would destroy it")
+        if where in written:
+            raise UsageError(f"{path}: is given for two outputs")
+        written.add(where)
+
+
 def warn(command: str, message: str) -> None:
     print(f"toppref {command}: warning: {message}", file=sys.stderr)
 

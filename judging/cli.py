@@ -15,7 +15,7 @@ from config.cli import (
     bounded_int,
     finite_float,
     input_file,
-    output_file,
+    output_files,
     seed,
     warn,
 )
@@ -340,10 +340,9 @@ def simulate_command(args: argparse.Namespace) -> int:
             raise ValueError("--max-judgments needs --mode adaptive")
     except ValueError as error:
         return _fail("simulate", str(error), EXIT_BAD_PARAMETERS)
-    for path in (args.out, args.truth_out, args.confidence_out):
-        if path is not None:
-            output_file(path)
-    for path in (args.qrels, args.oracle, args.replay, args.noise_from, args.judge_log):
+    inputs = (args.qrels, args.oracle, args.replay, args.noise_from, args.judge_log)
+    output_files((args.out, args.truth_out, args.confidence_out), inputs=inputs)
+    for path in inputs:
         if path is not None:
             input_file(path)
     graded = _read_qrels(args.qrels, "simulate")
@@ -361,8 +360,17 @@ def simulate_command(args: argparse.Namespace) -> int:
             candidates=pools,
             grades=graded,
         )
-        if not any(world.scores.get(topic) for topic in {r.topic for r in noise_log}):
+        judged = {r.topic for r in noise_log}
+        if not any(world.scores.get(topic) for topic in judged):
             raise DataError(f"{args.noise_from}: no judgment of a topic of {args.qrels}")
+        unjudged = sorted(topic for topic, pool in pools.items() if len(pool) > 1 and topic not in judged)
+        if unjudged:
+            shown = ", ".join(unjudged[:5]) + (", ..." if len(unjudged) > 5 else "")
+            warn(
+                "simulate",
+                f"{args.noise_from}: no judgment of {len(unjudged)} topic(s) of {args.qrels} ({shown}); "
+                "their candidates' truth in the item world is the grades' prior, which no vote informs",
+            )
         # The world's truth replaces --oracle: the judges answer from it and every oracle_* key is scored
         # against it.
         values = {topic: dict(scores) for topic, scores in world.scores.items()}
@@ -491,12 +499,17 @@ def _agreement_with_oracle(
     agreement = top_k_agreement(
         {topic: outcome.ranked for topic, outcome in result.topics.items()}, pools, oracle, k=k
     )
-    recall, recall_tie_aware = agreement.recall, agreement.recall_tie_aware
+
+    def rounded(value: float | None) -> float | None:
+        return None if value is None else round(value, 6)
+
     return {
         "oracle_same_best": agreement.same_best,
-        "oracle_top_k_recall": None if recall is None else round(recall, 6),
+        "oracle_top_k_recall": rounded(agreement.recall),
         "oracle_same_best_tie_aware": agreement.same_best_tie_aware,
-        "oracle_top_k_recall_tie_aware": None if recall_tie_aware is None else round(recall_tie_aware, 6),
+        "oracle_top_k_recall_tie_aware": rounded(agreement.recall_tie_aware),
+        "oracle_top_k_recall_at_k": rounded(agreement.recall_at_k),
+        "oracle_top_k_recall_tie_aware_at_k": rounded(agreement.recall_tie_aware_at_k),
     }
 
 

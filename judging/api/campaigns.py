@@ -225,6 +225,21 @@ class CampaignActionApi(ResearcherApi, APIView):
         return Response(data)
 
 
+class TopKItemSerializer(serializers.Serializer):
+    docid = serializers.CharField()
+    rank = serializers.IntegerField(help_text="competition rank, 1 = best; ties at rank k are kept")
+    wins = serializers.IntegerField()
+    p_top_k = serializers.FloatField(
+        allow_null=True,
+        help_text="the judge model's probability that the item belongs in the true top-k (an item tied with the "
+        "k-th counts as in); null before the first fit",
+    )
+    p_best = serializers.FloatField(
+        allow_null=True,
+        help_text="the judge model's probability that the item is the true best; null before the first fit",
+    )
+
+
 class TopicSerializer(serializers.Serializer):
     topic = serializers.CharField()
     state = serializers.CharField()
@@ -233,7 +248,11 @@ class TopicSerializer(serializers.Serializer):
     pool_sizes = serializers.ListField(child=serializers.IntegerField())
     pairs_judged = serializers.IntegerField()
     pairs_open = serializers.IntegerField()
-    top_k = serializers.ListField(child=serializers.DictField(), allow_null=True)
+    top_k = TopKItemSerializer(many=True, allow_null=True)
+    confidence_computed_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text="when the background last fitted the judge model that gave p_top_k and p_best (null before)",
+    )
 
 
 class CampaignTopicListApi(ResearcherApi, generics.ListAPIView):
@@ -252,6 +271,7 @@ class CampaignTopicListApi(ResearcherApi, generics.ListAPIView):
         for row in rows:
             items = ranked.get(row["topic"])
             confidence = _item_confidence(stored, row["topic"])
+            row["confidence_computed_at"] = stored.computed_at if stored is not None else None
             row["top_k"] = (
                 [
                     {

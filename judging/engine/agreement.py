@@ -14,6 +14,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from judging.engine.elimination import RankedItem
 from judging.engine.oracles import PerfectOracle
@@ -22,7 +23,9 @@ from judging.engine.oracles import PerfectOracle
 @dataclass(frozen=True)
 class OracleAgreement:
     """``same_best``: topics whose first item is the oracle's best; ``found`` of ``wanted``: the oracle's
-    top-k items (per topic, at most k) that are in the campaign's top-k (ties at rank k included).
+    top-k items (per topic, at most k) that are in the campaign's top-k (ties at rank k included). The
+    ``_at_k`` forms hold the campaign's top-k to k items: its ties at rank k broken at random, in expectation
+    (``expected_found``), so that a top-k which keeps more than k items gets no credit for the extra ones.
 
     The ``_tie_aware`` forms count an item as right when it shares the right item's oracle value: where the
     oracle ties two items, its own docid tie-break is no truth a judge could find (on CAsT 2019, 61 questions
@@ -34,6 +37,8 @@ class OracleAgreement:
     wanted: int
     same_best_tie_aware: int = 0
     found_tie_aware: int = 0
+    found_at_k: float = 0.0
+    found_tie_aware_at_k: float = 0.0
 
     @property
     def recall(self) -> float | None:
@@ -42,6 +47,14 @@ class OracleAgreement:
     @property
     def recall_tie_aware(self) -> float | None:
         return self.found_tie_aware / self.wanted if self.wanted else None
+
+    @property
+    def recall_at_k(self) -> float | None:
+        return self.found_at_k / self.wanted if self.wanted else None
+
+    @property
+    def recall_tie_aware_at_k(self) -> float | None:
+        return self.found_tie_aware_at_k / self.wanted if self.wanted else None
 
 
 def top_k_agreement(
@@ -54,9 +67,11 @@ def top_k_agreement(
     """Score a campaign's top-k (``ranked``: per topic, best first) against ``oracle`` over every topic of
     ``pools`` (its candidate pool; a topic without a ranking found nothing)."""
     same_best = same_best_tied = found = found_tied = wanted = 0
+    found_at_k = found_tied_at_k = 0.0
     for topic, pool in pools.items():
         truth = oracle.ranking(topic, pool)[:k]
-        got = [item.docid for item in ranked.get(topic, ()) if item.rank <= k]
+        items = [item for item in ranked.get(topic, ()) if item.rank <= k]
+        got = [item.docid for item in items]
         values = oracle.values.get(topic, {})
         if got and truth:
             same_best += got[0] == truth[0]
@@ -64,6 +79,10 @@ def top_k_agreement(
         found += len(set(truth) & set(got))
         shared = Counter(values.get(d, 0.0) for d in truth) & Counter(values.get(d, 0.0) for d in got)
         found_tied += min(len(truth), sum(shared.values()))
+        found_at_k += expected_found(items, k=k, wanted=Counter(truth), key=lambda docid: docid)
+        found_tied_at_k += expected_found(
+            items, k=k, wanted=Counter(values.get(d, 0.0) for d in truth), key=lambda d: values.get(d, 0.0)
+        )
         wanted += len(truth)
     return OracleAgreement(
         topics=len(pools),
@@ -72,7 +91,38 @@ def top_k_agreement(
         wanted=wanted,
         same_best_tie_aware=same_best_tied,
         found_tie_aware=found_tied,
+        found_at_k=found_at_k,
+        found_tie_aware_at_k=found_tied_at_k,
     )
+
+
+def expected_found(
+    items: Sequence[RankedItem], *, k: int, wanted: Counter[Any], key: Callable[[str], Any]
+) -> float:
+    """How many of ``wanted`` (a multiset of keys: docids, or oracle values for the tie-aware form) a top-k
+    ``items`` (every item ranked at most k) holds, expected over breaking its ties at rank k at random down to
+    k items. A top-k that keeps ties at rank k (the paper's stage 2 keeps them, "Assessing top-k preferences",
+    section 4.3, and a topic cut at a budget may tie many) gets no credit for the items beyond k: without this a
+    topic left unjudged, every candidate tied at rank 1, would find its whole true top-k. Each key's count is
+    hypergeometric: of the n tied items, m are kept."""
+    if len(items) <= k:
+        have = Counter(key(item.docid) for item in items)
+        return float(sum((have & wanted).values()))
+    last = max(item.rank for item in items)
+    above = Counter(key(item.docid) for item in items if item.rank < last)
+    tied = Counter(key(item.docid) for item in items if item.rank == last)
+    n = sum(tied.values())
+    m = k - sum(above.values())
+    total = 0.0
+    for value, want in wanted.items():
+        sure, pool = above.get(value, 0), tied.get(value, 0)
+        if not pool:
+            total += min(want, sure)
+            continue
+        for drawn in range(max(0, m - (n - pool)), min(m, pool) + 1):
+            chance = math.comb(pool, drawn) * math.comb(n - pool, m - drawn) / math.comb(n, m)
+            total += chance * min(want, sure + drawn)
+    return total
 
 
 def majority_error(reversal: float, votes: int) -> float:

@@ -136,7 +136,9 @@ class ItemConfidence:
 class TopicConfidence:
     """A topic's candidates, best score first. ``certainty`` is the smallest max(p_top_k, 1 - p_top_k) over its
     candidates (1: every item's place in or out of the top-k is sure); ``expected_misplaced`` the expected number
-    of candidates the model's top-k puts on the wrong side (sum of min(p_top_k, 1 - p_top_k))."""
+    of candidates on the wrong side of the top-k boundary when each is put in where its p_top_k passes 1/2 (sum
+    of min(p_top_k, 1 - p_top_k)): the fewest any reading of the model can expect, so a lower bound for
+    ``top_k()``, the k of highest posterior mean."""
 
     topic: str
     k: int
@@ -245,7 +247,9 @@ def fit_topic_posterior(
 
 def _posterior(data: _TopicData, eta: FloatArray, mu: FloatArray, prior_sd: float) -> TopicPosterior:
     """Fisher scoring on the exact mixture likelihood plus the prior; the Laplace covariance is the inverse of the
-    information at the mode."""
+    information at the mode. The mixture's log-likelihood is not concave (a judge answers at random with
+    probability 1 - eta), so a full step can overshoot where the votes pull against the prior and the iterates
+    then swing between two sides of the mode: each step is halved until the log-posterior does not fall."""
     precision = 1.0 / prior_sd**2
     s = mu.copy()
     for _ in range(50):
@@ -255,12 +259,30 @@ def _posterior(data: _TopicData, eta: FloatArray, mu: FloatArray, prior_sd: floa
         np.add.at(grad, data.j, -grad_d)
         grad -= precision * (s - mu)
         step = np.linalg.solve(info, grad)
+        converged = float(np.max(np.abs(step), initial=0.0)) < 1e-6
+        current = _log_posterior(data, eta, s, mu, precision)
+        for _halving in range(30):
+            if _log_posterior(data, eta, s + step, mu, precision) >= current - 1e-12:
+                break
+            step = step / 2
         s = s + step
-        if float(np.max(np.abs(step), initial=0.0)) < 1e-6:
+        if converged:
             break
     _, info = _gradient_information(data, eta, s, mu, precision)
     cov = np.asarray(np.linalg.inv(info), dtype=np.float64)
     return TopicPosterior(candidates=data.candidates, mean=s, cov=(cov + cov.T) / 2)
+
+
+def _log_posterior(
+    data: _TopicData, eta: FloatArray, s: FloatArray, mu: FloatArray, precision: float
+) -> float:
+    """The log-posterior of the scores ``s`` up to a constant: each vote's mixture likelihood (a tie counting half
+    a win each way) plus the Gaussian prior."""
+    p = _sigmoid(s[data.i] - s[data.j])
+    q = np.clip(0.5 + eta * (p - 0.5), 1e-300, 1.0)
+    r = np.clip(0.5 - eta * (p - 0.5), 1e-300, 1.0)
+    votes = np.sum(data.y * np.log(q) + (1 - data.y) * np.log(r))
+    return float(votes - precision / 2 * np.sum((s - mu) ** 2))
 
 
 def _gradient_information(
@@ -503,7 +525,13 @@ def challenge_reliabilities(
     total = sum(n for n, _ in answered.values())
     passes = sum(p for _, p in answered.values())
     crowd_weight, judge_weight = params.crowd_prior_weight, judge_spread_weight(answered.values())
-    crowd_pass = (passes + crowd_weight * (1 + params.eta_prior) / 2) / max(total + crowd_weight, 1e-12)
+    # With neither answers nor a prior weight there is nothing to read: the prior's eta stands (not 0, which
+    # would make every vote a coin flip).
+    crowd_pass = (
+        (passes + crowd_weight * (1 + params.eta_prior) / 2) / (total + crowd_weight)
+        if total + crowd_weight > 0
+        else (1 + params.eta_prior) / 2
+    )
     crowd = float(np.clip(2 * crowd_pass - 1, MIN_ETA, MAX_ETA))
     eta = {}
     for judge in judges:
@@ -673,6 +701,9 @@ def _eta_mode(leans: FloatArray, prior: float, weight: float) -> float:
     """argmax over eta of sum log(1/2 + eta * lean) + weight (prior log eta + (1 - prior) log(1 - eta)), within
     [MIN_ETA, MAX_ETA]."""
     a, b = weight * prior, weight * (1 - prior)
+    if not (a or b or np.any(leans)):
+        # nothing leans either way and no prior weighs: every eta is as likely, so the prior's stands
+        return float(np.clip(prior, MIN_ETA, MAX_ETA))
 
     def slope(e: float) -> float:
         value = float(np.sum(leans / (0.5 + e * leans)))
@@ -764,9 +795,12 @@ def model_round_pairs(
     posterior mean), so that every answer bears on rank 1 or on the top-k boundary. An item's doubt is
     p_top_k (1 - p_top_k) + ``best_weight`` p_best (1 - p_best); a pair's value is the sum of its items' doubts
     times (4 p (1 - p)) ** CLOSENESS, p the model's probability that the first wins (a pair the model is sure of
-    teaches little), times the share of the pair's posterior variance one vote removes
-    (``vote_variance_share``: a pair already pinned down teaches little either), divided by 1 + the votes it
-    already has. A topic whose every item has max(p_top_k, 1 - p_top_k) >=
+    teaches little), times the share of the pair's variance one vote removes (``vote_variance_share``: a pair
+    already pinned down teaches little either), divided by 1 + the votes it already has. The pair's variance is
+    the sum of its two items' posterior variances: the variance of their difference without the covariance,
+    which is positive within a topic (its scores share an offset), so it overstates what is left to learn about
+    a pair voted on many times (a pair split 20-20 among 15 items: 1.06 against 0.12). The rounds were tuned
+    with it, and it needs only the per-item figures a stored model keeps. A topic whose every item has max(p_top_k, 1 - p_top_k) >=
     ``confidence`` and whose best has p_best >= ``confidence`` is settled and gets no pair. Pairs are taken by
     value over all topics (ties by topic and pair), an anchor in at most ``anchor_pairs`` pairs (default
     ``pairs_per_item``), any other item in at most ``pairs_per_item``, no pair past ``max_votes`` votes

@@ -9,11 +9,12 @@ import random
 import statistics
 import time
 from collections import Counter, defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from judging.engine.adaptive import AdaptiveParams
 from judging.engine.agreement import top_k_agreement
+from judging.engine.elimination import RankedItem
 from judging.engine.oracles import NoisyOracle, Oracle, PerfectOracle
 from judging.engine.params import DEFAULT_HIT_SHAPE, DEFAULT_PRICING, CrowdParams, HitShape, Pricing
 from judging.engine.simulator import SimulationResult, simulate_adaptive, simulate_crowd
@@ -152,7 +153,7 @@ def plan_campaign(
         lost.add_trial(
             true_orders,
             params.k,
-            {t: set(true_orders[t]) - {item.docid for item in result.topics[t].ranked} for t in topics},
+            {t: set(true_orders[t]) - _held_to_k(result.topics[t].ranked, params.k, rng) for t in topics},
         )
         for topic, order in true_orders.items():
             outcome = result.topics[topic]
@@ -198,15 +199,17 @@ def _add_quality(
     values: Mapping[str, Mapping[str, float]],
     k: int,
 ) -> None:
-    """One trial's ``top_k_recall`` (share of the true top-k found) and ``best_first`` (topics whose true best
-    is ranked first), against the trial's strict true orders (``top_k_agreement``)."""
+    """One trial's ``top_k_recall`` (share of the true top-k found, the top-k held to k items: ties at rank k
+    broken at random, in expectation, since a topic a budget cuts may leave many items tied there) and
+    ``best_first`` (topics whose true best is ranked first), against the trial's strict true orders
+    (``top_k_agreement``)."""
     agreement = top_k_agreement(
         {topic: outcome.ranked for topic, outcome in result.topics.items()},
         {topic: sorted(topic_values) for topic, topic_values in values.items()},
         PerfectOracle(values),
         k=k,
     )
-    totals["top_k_recall"].append(agreement.recall if agreement.recall is not None else 1.0)
+    totals["top_k_recall"].append(agreement.recall_at_k if agreement.recall_at_k is not None else 1.0)
     totals["best_first"].append(float(agreement.same_best))
 
 
@@ -329,7 +332,7 @@ def plan_adaptive(
         lost.add_trial(
             true_orders,
             params.k,
-            {t: set(true_orders[t]) - {item.docid for item in result.topics[t].ranked} for t in topics},
+            {t: set(true_orders[t]) - _held_to_k(result.topics[t].ranked, params.k, rng) for t in topics},
         )
     judged_topics = [t for t in topics if pool_sizes[t] > 0]
     plan: dict[str, Any] = {
@@ -352,6 +355,18 @@ def plan_adaptive(
         tournament_judgment_bound(pool_sizes[t], params.k) for t in topics
     )
     return plan
+
+
+def _held_to_k(ranked: Sequence[RankedItem], k: int, rng: random.Random) -> set[str]:
+    """The docids of a top-k held to k items, its ties at rank k broken at random: a topic a budget cuts may
+    tie many items at rank k, and the output a researcher gets must not count as finding them all."""
+    items = [item for item in ranked if item.rank <= k]
+    if len(items) <= k:
+        return {item.docid for item in items}
+    last = max(item.rank for item in items)
+    above = [item.docid for item in items if item.rank < last]
+    tied = sorted(item.docid for item in items if item.rank == last)
+    return set(above) | set(rng.sample(tied, k - len(above)))
 
 
 def _planned_crowd(

@@ -105,8 +105,9 @@ def campaign_challenge_answers(*, campaign: Campaign) -> list[tuple[str, bool]]:
 
 
 def campaign_confidence_signature(*, campaign: Campaign) -> str:
-    """What the confidence of ``campaign`` depends on, in one query: the number and newest id of its counted
-    answers and of its challenge answers, and k (sha256, the same in every process)."""
+    """What the confidence of ``campaign`` depends on: the number and newest id of its counted answers and of its
+    challenge answers, its number of candidates (a draft has none until it starts, and a fit of none must not
+    stand for the started campaign's) and k (sha256, the same in every process)."""
     if campaign.mode == Campaign.Mode.TOURNAMENT:
         answers = TournamentJudgment.objects.filter(campaign_topic__campaign=campaign).aggregate(
             n=Count("pk"), last=Max("pk")
@@ -118,7 +119,8 @@ def campaign_confidence_signature(*, campaign: Campaign) -> str:
             campaign=campaign, status__in=(Assignment.Status.ACCEPTED, Assignment.Status.DISCARDED)
         ).aggregate(n=Sum("challenges"), failed=Sum("challenges_failed"))
         parts = [answers["n"], answers["last"], challenges["n"] or 0, challenges["failed"] or 0]
-    return hashlib.sha256(repr((campaign.k, *parts)).encode()).hexdigest()
+    candidates = Candidate.objects.filter(campaign_topic__campaign=campaign).count()
+    return hashlib.sha256(repr((campaign.k, candidates, *parts)).encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -138,6 +140,19 @@ class TopicConfidenceRow:
     items: tuple[ItemConfidenceRow, ...]
     expected_misplaced: float
 
+    @property
+    def best(self) -> ItemConfidenceRow | None:
+        """The candidate most likely the best (highest p_best; under noisy sorting not always the first by
+        score)."""
+        return max(self.items, key=lambda item: item.p_best, default=None)
+
+    @property
+    def doubt(self) -> float:
+        """How unsure the model is of the topic: ``expected_misplaced`` plus the probability that its most likely
+        best is not the best."""
+        best = self.best
+        return self.expected_misplaced + (1.0 - best.p_best if best is not None else 0.0)
+
 
 @dataclass(frozen=True)
 class CampaignConfidenceView:
@@ -145,9 +160,10 @@ class CampaignConfidenceView:
     computed_at: datetime
 
     def least_sure(self, limit: int = LEAST_SURE_TOPICS) -> list[TopicConfidenceRow]:
-        """The topics whose top-k the model is least sure of, least sure first (topics it is sure of left out)."""
-        unsure = [row for row in self.topics.values() if row.expected_misplaced >= 0.05]
-        return sorted(unsure, key=lambda row: (-row.expected_misplaced, row.topic))[:limit]
+        """The topics the model is least sure of, of their top-k or of their best, least sure first (``doubt``;
+        topics it is sure of left out)."""
+        unsure = [row for row in self.topics.values() if row.doubt >= 0.05]
+        return sorted(unsure, key=lambda row: (-row.doubt, row.topic))[:limit]
 
 
 def campaign_confidence(*, campaign: Campaign) -> CampaignConfidenceView | None:

@@ -79,9 +79,10 @@ def test_items_world_judges_from_the_fitted_scores_and_scores_against_them(tmp_p
         "--seed",
         "2",
     ]
-    status, stdout, _ = _simulate(capsys, *common, "--noise-model", "items", "--truth-out", str(truth))
+    status, stdout, stderr = _simulate(capsys, *common, "--noise-model", "items", "--truth-out", str(truth))
     summary = json.loads(stdout)
     assert status == 0 and summary["noise_model"] == "items" and 0 < summary["world_reliability"] <= 1
+    assert "no judgment of" not in stderr
     # the truth is one real-valued score per candidate, fitted to the log: the log's favourites come first
     written = read_qrels(truth)
     pools = thin_qrels(read_qrels(qrels), 3)
@@ -158,3 +159,20 @@ def test_plan_prices_quality_at_a_budget_beside_the_papers_procedure(capsys):
 def test_plan_max_judgments_needs_the_adaptive_mode(capsys):
     status = main(["plan", "--pool-size", "30", "--max-judgments", "120"])
     assert status == 2 and "--max-judgments needs --mode adaptive" in capsys.readouterr().err
+
+
+def test_items_world_warns_of_topics_the_log_never_judged(tmp_path, capsys):
+    qrels, log = _small_world(tmp_path)
+    only_t1 = tmp_path / "t1.txt"
+    only_t1.write_text(
+        "".join(line for line in log.read_text().splitlines(keepends=True) if line.startswith("t1 "))
+    )
+    status, stdout, stderr = _simulate(
+        capsys, "--qrels", str(qrels), "--oracle", str(qrels), "--noise-from", str(only_t1),
+        "--noise-model", "items", "-k", "3",
+    )  # fmt: skip
+    assert status == 0 and json.loads(stdout)["noise_model"] == "items"
+    assert stderr.splitlines() == [
+        f"toppref simulate: warning: {only_t1}: no judgment of 1 topic(s) of {qrels} (t2); their candidates' "
+        "truth in the item world is the grades' prior, which no vote informs"
+    ]

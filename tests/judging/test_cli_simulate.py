@@ -190,6 +190,26 @@ def test_an_unwritable_output_is_refused_before_simulating(tmp_path, capsys):
     assert stderr == f"toppref simulate: error: {out}: directory '{out.parent}' does not exist\n"
 
 
+def test_an_output_that_names_an_input_or_another_output_is_refused(tmp_path, capsys):
+    qrels = tmp_path / "q.txt"
+    original = "".join(f"t Q0 d{i:02d} {1 + i % 3}\n" for i in range(8))
+    qrels.write_text(original)
+    status, stdout, stderr = _simulate(
+        capsys, "--qrels", str(qrels), "--oracle", str(qrels), "--confidence-out", str(qrels)
+    )
+    assert (status, stdout) == (2, "")
+    assert stderr == (
+        f"toppref simulate: error: {qrels}: is also an input of this command; writing it would destroy it\n"
+    )
+    assert qrels.read_text() == original
+    out = tmp_path / "out.txt"
+    status, stdout, stderr = _simulate(
+        capsys, "--qrels", str(qrels), "--oracle", str(qrels), "--out", str(out), "--truth-out", str(out)
+    )
+    assert (status, stdout, stderr) == (2, "", f"toppref simulate: error: {out}: is given for two outputs\n")
+    assert not out.exists()
+
+
 def test_simulate_names_the_crowd_parameters_as_plan_does(tmp_path, capsys):
     qrels = tmp_path / "q.txt"
     qrels.write_text("".join(f"t Q0 d{i:02d} {1 + i % 3}\n" for i in range(12)))

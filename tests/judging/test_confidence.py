@@ -152,6 +152,7 @@ def test_the_api_topics_carry_p_top_k_and_p_best_for_each_top_k_item():
     # Then the top-k items carry null before the first fit and the stored probabilities after it
     rows = before["results"] if isinstance(before, dict) else before
     assert all(item["p_top_k"] is None and item["p_best"] is None for row in rows for item in row["top_k"])
+    assert all(row["confidence_computed_at"] is None for row in rows)
     stored = {
         (topic, docid): (p, b)
         for topic, items in campaign_confidence(campaign=campaign).topics.items()
@@ -159,6 +160,8 @@ def test_the_api_topics_carry_p_top_k_and_p_best_for_each_top_k_item():
     }
     rows = after["results"] if isinstance(after, dict) else after
     assert rows and all(row["top_k"] for row in rows)
+    fitted = CampaignConfidence.objects.get(campaign=campaign).computed_at
+    assert {row["confidence_computed_at"] for row in rows} == {fitted.isoformat().replace("+00:00", "Z")}
     for row in rows:
         for item in row["top_k"]:
             assert (item["p_top_k"], item["p_best"]) == stored[(row["topic"], item["docid"])]
@@ -179,6 +182,57 @@ def test_the_campaign_page_lists_the_topics_the_model_is_least_sure_of(client):
     assert 'id="least-sure-topics"' in page
     assert 'data-confidence-topic="t1"' in page
     assert f"{doubtful[0][0]} (0.50)" in page
+
+
+def test_the_page_names_the_candidate_most_likely_best_and_lists_a_topic_unsure_only_of_its_best(client):
+    # Given stored confidence where t1's top-2 is sure but its best is not the first by score (under noisy
+    # sorting the two can differ), and t2 sure of everything
+    user = _researcher()
+    campaign, _ = finished_campaign(owner=user)
+    row = campaign_confidence_refresh(campaign=campaign)
+    t1 = [docid for docid, _, _ in row.topics["t1"]]
+    unsure_best = [[t1[0], 1.0, 0.4], [t1[1], 1.0, 0.6]] + [[docid, 0.0, 0.0] for docid in t1[2:]]
+    t2 = [docid for docid, _, _ in row.topics["t2"]]
+    sure = [[t2[0], 1.0, 1.0], [t2[1], 1.0, 0.0]] + [[docid, 0.0, 0.0] for docid in t2[2:]]
+    CampaignConfidence.objects.filter(pk=row.pk).update(topics={"t1": unsure_best, "t2": sure})
+    client.force_login(user)
+
+    page = client.get(reverse("dashboard:campaign", args=[campaign.name])).content.decode()
+
+    # Then t1 is listed, for its best alone, with the second by score named as most likely best; t2 is not
+    assert 'data-confidence-topic="t1"' in page and 'data-confidence-topic="t2"' not in page
+    assert f"<td>{t1[1]} (0.60)</td>" in page
+
+
+def test_a_fit_of_a_draft_does_not_stand_for_the_started_campaign(client):
+    # Given a draft campaign whose confidence was fitted before it had candidates
+    user = _researcher()
+    relevant = {"t1": {f"t1-d{i}": 2 for i in range(6)}}
+    collection = collection_with_grades({"t1": relevant["t1"] | {f"t1-n{i}": 0 for i in range(3)}})
+    collection.owner = user
+    collection.save(update_fields=["owner"])
+    campaign = campaign_create(collection=collection, name="draft", seed=3, k=K, owner=user)
+    draft = campaign_confidence_refresh(campaign=campaign, force=True)
+    assert draft.topics == {}
+    client.force_login(user)
+    page = client.get(reverse("dashboard:campaign", args=[campaign.name])).content.decode()
+    assert "Not fitted yet" in page and "The model is sure" not in page
+
+    from django.core.management import CommandError, call_command
+
+    with pytest.raises(
+        CommandError, match="campaign draft has no candidates yet .status draft.: its confidence"
+    ):
+        call_command("campaign_export", "draft", "--kind", "confidence", "--owner", user.username)
+
+    # When it starts, before any answer
+    campaign = campaign_start(campaign=campaign)
+    started = campaign_confidence_refresh(campaign=campaign, force=True)
+
+    # Then the fit is redone over its candidates: every one carries its prior's probabilities
+    assert sorted(docid for docid, _, _ in started.topics["t1"]) == sorted(
+        Candidate.objects.filter(campaign_topic__campaign=campaign).values_list("item__docid", flat=True)
+    )
 
 
 def test_the_workers_table_and_api_give_each_judge_the_judge_models_reliability(client):
@@ -217,3 +271,12 @@ def test_the_workers_export_carries_both_reliabilities():
     assert header[-2:] == ["reliability", "model_reliability"]
     etas = sorted(float(line.split(",")[-1]) for line in lines[1:])
     assert etas == sorted(eta for eta, *_ in row.judges.values() if eta is not None)
+
+
+def test_the_openapi_schema_names_p_top_k_and_p_best_of_each_top_k_item():
+    schema = APIClient().get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    item = schema["components"]["schemas"]["TopKItem"]["properties"]
+    assert item["p_top_k"]["type"] == "number" and item["p_top_k"]["nullable"] is True
+    assert item["p_best"]["type"] == "number" and item["p_best"]["nullable"] is True
+    topic = schema["components"]["schemas"]["Topic"]["properties"]
+    assert topic["top_k"]["items"]["$ref"] == "#/components/schemas/TopKItem"

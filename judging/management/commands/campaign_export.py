@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from judging.management.campaign_lookup import campaign_for_command, campaign_owner_argument
+from judging.models import Candidate
 from judging.services.exports import JUDGING_EXPORT_KINDS, export_content
 
 
@@ -20,6 +21,11 @@ class Command(BaseCommand):
 
     def handle(self, *args, name, kind, out, owner, **options):
         campaign = campaign_for_command(name, owner)
+        if kind == "confidence" and not Candidate.objects.filter(campaign_topic__campaign=campaign).exists():
+            raise CommandError(
+                f"campaign {campaign.name} has no candidates yet (status {campaign.status}): "
+                "its confidence exists once it has started"
+            )
         text = export_content(campaign=campaign, kind=kind).decode("utf-8")
         if out == "-":
             self.stdout.write(text, ending="")

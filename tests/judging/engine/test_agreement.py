@@ -4,7 +4,8 @@ import math
 import pytest
 
 from config.cli import main
-from judging.engine import PerfectOracle, best_first_ceiling, majority_error
+from judging.engine import PerfectOracle, best_first_ceiling, majority_error, top_k_agreement
+from judging.engine.elimination import RankedItem
 
 
 def test_a_majority_of_answers_is_wrong_when_most_of_them_are_reversed():
@@ -32,6 +33,45 @@ def test_the_ceiling_counts_only_topics_whose_best_is_unique():
     assert ceiling == pytest.approx(3 - majority_error(0.1, 5))
     assert asked == [("unique", "a", "b")]
     assert best_first_ceiling(pools, oracle, lambda *_: 0.0, max_votes=5) == 3
+
+
+def _ranked(*groups):
+    """A competition ranking from groups of tied docids, best group first."""
+    items, rank = [], 1
+    for group in groups:
+        items += [RankedItem(docid=d, rank=rank, wins=0) for d in group]
+        rank += len(group)
+    return items
+
+
+def test_a_top_k_with_ties_at_rank_k_is_scored_as_k_items():
+    values = {"t": {f"d{i}": float(10 - i) for i in range(10)}}
+    pools = {"t": sorted(values["t"])}
+    oracle = PerfectOracle(values)
+    k = 3
+    # a topic left unjudged: every candidate tied at rank 1 holds every true item, but only 3 of 10 can stay
+    everything = top_k_agreement({"t": _ranked(sorted(values["t"]))}, pools, oracle, k=k)
+    assert everything.recall == 1.0
+    assert everything.recall_at_k == pytest.approx(3 / 10)
+    assert everything.recall_tie_aware_at_k == pytest.approx(3 / 10)
+    # the first item sure, then two of {d1, d2, d7} kept at random: d0 for sure, each of d1, d2 2/3 of the time
+    ties_at_k = top_k_agreement({"t": _ranked(["d0"], ["d1", "d2", "d7"])}, pools, oracle, k=k)
+    assert ties_at_k.recall == 1.0
+    assert ties_at_k.recall_at_k == pytest.approx((1 + 2 * 2 / 3) / 3)
+    # no ties beyond k: the two forms agree
+    exact = top_k_agreement({"t": _ranked(["d0"], ["d1"], ["d7"])}, pools, oracle, k=k)
+    assert exact.recall == exact.recall_at_k == pytest.approx(2 / 3)
+
+
+def test_tie_aware_at_k_counts_an_item_of_the_right_value_as_right():
+    # the oracle ties b and c; its top-2 is a (3) and one item of value 2. The campaign's top-2 is a, then b, c
+    # and x tied at rank 2: one of the three is kept, of value 2 two times in three.
+    values = {"t": {"a": 3.0, "b": 2.0, "c": 2.0, "x": 0.0}}
+    pools = {"t": ["a", "b", "c", "x"]}
+    agreement = top_k_agreement({"t": _ranked(["a"], ["b", "c", "x"])}, pools, PerfectOracle(values), k=2)
+    assert agreement.recall_tie_aware == 1.0
+    assert agreement.recall_tie_aware_at_k == pytest.approx((1 + 2 / 3) / 2)
+    assert agreement.recall_at_k == pytest.approx((1 + 1 / 3) / 2)
 
 
 def _simulate(capsys, *arguments):
