@@ -141,18 +141,29 @@ def output_files(
 ) -> None:
     """``output_file`` for each given output, and raise :class:`UsageError` where one names an input of the
     same command or another of its outputs: the write would destroy the input, or one output the other."""
-    read = {Path(path).resolve() for path in inputs if path is not None}
-    written: set[Path] = set()
+    read = {_file_identity(path) for path in inputs if path is not None}
+    written: set[object] = set()
     for path in outputs:
         if path is None:
             continue
         output_file(path)
-        where = Path(path).resolve()
+        where = _file_identity(path)
         if where in read:
             raise UsageError(f"{path}: is also an input of this command; writing it would destroy it")
         if where in written:
             raise UsageError(f"{path}: is given for two outputs")
         written.add(where)
+
+
+def _file_identity(path: str | os.PathLike[str]) -> object:
+    """What names one file however it is spelt: its device and inode when it exists (a hard link, a symlink, a
+    relative path), else its resolved path."""
+    where = Path(path).resolve()
+    try:
+        status = where.stat()
+    except OSError:
+        return where
+    return (status.st_dev, status.st_ino)
 
 
 def warn(command: str, message: str) -> None:

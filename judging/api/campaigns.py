@@ -271,7 +271,9 @@ class CampaignTopicListApi(ResearcherApi, generics.ListAPIView):
         for row in rows:
             items = ranked.get(row["topic"])
             confidence = _item_confidence(stored, row["topic"])
-            row["confidence_computed_at"] = stored.computed_at if stored is not None else None
+            row["confidence_computed_at"] = (
+                stored.computed_at if stored is not None and stored.topics else None
+            )
             row["top_k"] = (
                 [
                     {

@@ -138,7 +138,7 @@ def plan_campaign(
                 {topic: sorted(order) for topic, order in true_orders.items()},
                 _within(_planned_crowd(values, rng=rng, error_rate=error_rate), deadline),
                 params=params,
-                seed=rng.randrange(2**32),
+                seed=(trial_seed := rng.randrange(2**32)),
                 hit_shape=hit_shape,
                 pricing=pricing,
             )
@@ -150,10 +150,13 @@ def plan_campaign(
             totals[name].append(float(getattr(result, name)))
         _add_quality(totals, result, values, params.k)
         culled.add_trial(true_orders, params.k, {t: _culled_in_stage1(result, t) for t in topics})
+        # the ties at rank k are broken by a stream of the trial's own, so that both planners keep drawing the
+        # same worlds trial by trial however many ties each leaves
+        ties = random.Random(f"{trial_seed}:ties")
         lost.add_trial(
             true_orders,
             params.k,
-            {t: set(true_orders[t]) - _held_to_k(result.topics[t].ranked, params.k, rng) for t in topics},
+            {t: set(true_orders[t]) - _held_to_k(result.topics[t].ranked, params.k, ties) for t in topics},
         )
         for topic, order in true_orders.items():
             outcome = result.topics[topic]
@@ -316,7 +319,7 @@ def plan_adaptive(
                 {topic: sorted(order) for topic, order in true_orders.items()},
                 oracle,
                 params=params,
-                seed=rng.randrange(2**32),
+                seed=(trial_seed := rng.randrange(2**32)),
                 hit_shape=hit_shape,
                 pricing=pricing,
                 max_judgments=max_judgments,
@@ -329,10 +332,13 @@ def plan_adaptive(
             totals[name].append(float(getattr(result, name)))
         _add_quality(totals, result, values, params.k)
         totals["pairs_tied"].append(float(result.vote_counts()["pairs_tied"]))
+        # the ties at rank k are broken by a stream of the trial's own, so that both planners keep drawing the
+        # same worlds trial by trial however many ties each leaves
+        ties = random.Random(f"{trial_seed}:ties")
         lost.add_trial(
             true_orders,
             params.k,
-            {t: set(true_orders[t]) - _held_to_k(result.topics[t].ranked, params.k, rng) for t in topics},
+            {t: set(true_orders[t]) - _held_to_k(result.topics[t].ranked, params.k, ties) for t in topics},
         )
     judged_topics = [t for t in topics if pool_sizes[t] > 0]
     plan: dict[str, Any] = {

@@ -38,17 +38,18 @@ def campaign_confidence_refresh(*, campaign: Campaign, force: bool = False) -> C
     """Fit the judge model to ``campaign``'s answers and store every candidate's ``p_top_k`` and ``p_best``,
     unless the stored confidence was fitted to the same answers (or, without ``force``, a running campaign's
     is younger than ``REFRESH_SECONDS``). Returns the stored row."""
-    signature = campaign_confidence_signature(campaign=campaign)
     stored = CampaignConfidence.objects.filter(campaign=campaign).first()
-    if stored is not None and stored.signature == signature:
-        return stored
     now = timezone.now()
     if (
         stored is not None
+        and stored.topics  # a draft's fit, of no candidates, does not stand once the campaign has some
         and not force
         and campaign.status != Campaign.Status.DONE
         and now - stored.computed_at < timedelta(seconds=REFRESH_SECONDS)
     ):
+        return stored
+    signature = campaign_confidence_signature(campaign=campaign)
+    if stored is not None and stored.signature == signature:
         return stored
     model = campaign_judge_model(campaign=campaign)
     topics = {

@@ -208,6 +208,14 @@ def test_an_output_that_names_an_input_or_another_output_is_refused(tmp_path, ca
     )
     assert (status, stdout, stderr) == (2, "", f"toppref simulate: error: {out}: is given for two outputs\n")
     assert not out.exists()
+    # another name of the same file (a hard link) is the same file
+    alias = tmp_path / "alias.txt"
+    alias.hardlink_to(qrels)
+    status, stdout, stderr = _simulate(
+        capsys, "--qrels", str(qrels), "--oracle", str(qrels), "--truth-out", str(alias)
+    )
+    assert (status, stdout) == (2, "") and "is also an input of this command" in stderr
+    assert qrels.read_text() == original
 
 
 def test_simulate_names_the_crowd_parameters_as_plan_does(tmp_path, capsys):

@@ -225,9 +225,9 @@ def test_a_fit_of_a_draft_does_not_stand_for_the_started_campaign(client):
     ):
         call_command("campaign_export", "draft", "--kind", "confidence", "--owner", user.username)
 
-    # When it starts, before any answer
+    # When it starts, before any answer, and the sweep refreshes it (not forced, within the refresh interval)
     campaign = campaign_start(campaign=campaign)
-    started = campaign_confidence_refresh(campaign=campaign, force=True)
+    started = campaign_confidence_refresh(campaign=campaign)
 
     # Then the fit is redone over its candidates: every one carries its prior's probabilities
     assert sorted(docid for docid, _, _ in started.topics["t1"]) == sorted(

@@ -89,3 +89,27 @@ def test_collection_plan_reports_means_and_bounds():
 def test_trials_must_be_positive():
     with pytest.raises(ValueError, match="trials must be at least 1"):
         plan_campaign({"t": 3}, params=CrowdParams(), trials=0, rng=random.Random(0))
+
+
+def test_both_planners_draw_the_same_worlds_trial_by_trial_whatever_ties_they_leave(monkeypatch):
+    # The adaptive plan is read beside the paper's procedure's: with one seed both must judge the same true
+    # orders in every trial, even when a budget leaves ties at rank k to break in one of them only.
+    from judging.engine import AdaptiveParams, plan_adaptive, planning
+
+    worlds = {"crowd": [], "adaptive": []}
+    real = planning._add_quality
+    which = {"mode": "crowd"}
+
+    def recording(totals, result, values, k):
+        worlds[which["mode"]].append({topic: dict(topic_values) for topic, topic_values in values.items()})
+        real(totals, result, values, k)
+
+    monkeypatch.setattr(planning, "_add_quality", recording)
+    pools = {"t": 16, "u": 12, "v": 9}
+    plan_campaign(pools, params=CrowdParams(), trials=4, rng=random.Random(7), error_rate=0.3)
+    which["mode"] = "adaptive"
+    adaptive = plan_adaptive(
+        pools, params=AdaptiveParams(), trials=4, rng=random.Random(7), error_rate=0.3, max_judgments=12
+    )
+    assert adaptive["top_k_recall"] < 1.0  # the budget left ties at rank k to break
+    assert worlds["crowd"] == worlds["adaptive"] and len(worlds["crowd"]) == 4
