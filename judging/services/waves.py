@@ -23,8 +23,9 @@ from django.utils import timezone
 from config.celery import enqueue_on_commit
 from judging.engine import (
     AdaptiveState,
-    adaptive_rank,
     adaptive_round_open,
+    closure_cut_fit,
+    closure_cut_ranking,
     closure_rounds_end,
     closure_wave_queue,
     judge_model_start_from_json,
@@ -112,9 +113,15 @@ def campaign_wave_advance(*, campaign: Campaign) -> dict[str, int]:
         ):
             if judgments >= budget:
                 # Cut at the budget in the closure rounds: ranked as the simulator ranks them then.
+                model = closure_cut_fit(
+                    states,
+                    grades=_grades(campaign),
+                    challenges=campaign_challenge_answers(campaign=campaign),
+                    k=params.k,
+                    seed=campaign.seed,
+                )
                 for topic in active:
-                    ranked = adaptive_rank(states[topic], k=params.k, by_majorities=params.rank_by_majorities)
-                    topic_close(campaign_topic=topics[topic], ranked=ranked)
+                    topic_close(campaign_topic=topics[topic], ranked=closure_cut_ranking(model, topic))
                     counts["topics_finished"] += 1
                 active = []
             else:

@@ -1,6 +1,6 @@
 """The closure rounds at a budget (``adaptive.budget_params``): cheaper contender and elimination pairs, a deciding
 vote for the first two candidates' evenly split pair, a candidate's only direct loss asked again when it puts the
-candidate out, the ranking by majorities, and a topic cut at the budget ranked by its closure state."""
+candidate out, the ranking by majorities, and a topic cut at the budget ranked by the judge model."""
 
 import random
 from dataclasses import fields
@@ -9,7 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from judging.engine import AdaptiveParams, AdaptiveState, NoisyOracle, budget_params, simulate_adaptive
+from judging.engine import (
+    AdaptiveParams,
+    AdaptiveState,
+    NoisyOracle,
+    budget_params,
+    closure_cut_fit,
+    closure_cut_ranking,
+    simulate_adaptive,
+)
 from judging.engine.adaptive import (
     ErrorModel,
     Request,
@@ -243,7 +251,9 @@ def test_a_tie_gets_no_vote_outside_the_budget_rules():
 
 @settings(max_examples=4, deadline=None)
 @given(seed=st.integers(0, 1000), budget=st.integers(100, 900))
-def test_closure_rounds_at_a_budget_stop_there_within_the_caps_and_rank_by_their_state(seed, budget):
+def test_closure_rounds_at_a_budget_stop_there_within_the_caps_and_rank_the_cut_topics_by_the_model(
+    seed, budget
+):
     # given a crowd reversing 10% of pairs at random on five topics of 12 candidates (the decisive level is
     # within reach, so every budget rule is in play)
     values, pools, nonrelevant = shuffled_world(5, 12, seed)
@@ -258,10 +268,48 @@ def test_closure_rounds_at_a_budget_stop_there_within_the_caps_and_rank_by_their
     counts = result.vote_counts()
     assert counts["max_votes_per_pair"] <= 5
     assert counts["repeat_pairs_same_worker"] == 0
-    # and every topic, finished or cut at the budget, is ranked by its closure state
+    # and every topic is ranked by its closure state or, cut at the budget (or ended by the judge model's rounds,
+    # should the crowd be taken for one that errs on close pairs), by the model: exactly k items
     for topic, outcome in result.topics.items():
-        assert outcome.ranked == adaptive_rank(result.adaptive_states[topic], k=3, by_majorities=True)
+        if outcome.ranked != adaptive_rank(result.adaptive_states[topic], k=3, by_majorities=True):
+            assert [item.rank for item in outcome.ranked] == [1, 2, 3]
         assert len(outcome.ranked) >= 3
+
+
+def test_a_topic_cut_at_the_budget_in_the_closure_rounds_is_ranked_by_the_judge_model():
+    # given five topics of 12 candidates and a crowd reversing 10% of pairs at random, cut at 100 judgments
+    values, pools, nonrelevant = shuffled_world(5, 12, 0)
+    oracle = NoisyOracle(values, rng=random.Random(0), error_rate=0.1)
+    result = simulate_adaptive(
+        pools,
+        oracle,
+        params=AdaptiveParams(k=3, max_votes=5),
+        seed=0,
+        nonrelevant=nonrelevant,
+        max_judgments=100,
+    )
+    assert result.judgments == 100
+    # then every topic, cut in its closure rounds, names the 3 items the model fitted to every vote and
+    # challenge holds most likely in the top 3, the most likely best first
+    model = closure_cut_fit(
+        result.adaptive_states, grades={}, challenges=result.challenge_answers, k=3, seed=0
+    )
+    assert model.link == "noisy-sorting"
+    for topic, outcome in result.topics.items():
+        assert outcome.ranked == closure_cut_ranking(model, topic)
+        confidence = {item.docid: item for item in model.topics[topic].items}
+        named = [item.docid for item in outcome.ranked]
+        assert min(confidence[d].p_top_k for d in named) >= max(
+            (c.p_top_k for d, c in confidence.items() if d not in named), default=0.0
+        )
+        assert confidence[named[0]].p_best == max(c.p_best for c in confidence.values()) or (
+            max(confidence.values(), key=lambda c: c.p_best).docid not in named
+        )
+    # (which is not what their closure state would have named)
+    assert any(
+        outcome.ranked != adaptive_rank(result.adaptive_states[topic], k=3, by_majorities=True)
+        for topic, outcome in result.topics.items()
+    )
 
 
 def test_the_verification_of_the_first_item_counts_no_worker_above_the_crowd_at_a_budget():
