@@ -11,6 +11,7 @@ which counted the CAsT campaign's top-5 recall as 0.9769 where ``toppref simulat
 from __future__ import annotations
 
 import math
+import random
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -105,14 +106,13 @@ def expected_found(
     section 4.3, and a topic cut at a budget may tie many) gets no credit for the items beyond k: without this a
     topic left unjudged, every candidate tied at rank 1, would find its whole true top-k. Each key's count is
     hypergeometric: of the n tied items, m are kept."""
-    if len(items) <= k:
-        have = Counter(key(item.docid) for item in items)
-        return float(sum((have & wanted).values()))
-    last = max(item.rank for item in items)
-    above = Counter(key(item.docid) for item in items if item.rank < last)
-    tied = Counter(key(item.docid) for item in items if item.rank == last)
-    n = sum(tied.values())
-    m = k - sum(above.values())
+    sure_items, tied_items = split_at_k(items, k)
+    above = Counter(key(docid) for docid in sure_items)
+    if not tied_items:
+        return float(sum((above & wanted).values()))
+    tied = Counter(key(docid) for docid in tied_items)
+    n = len(tied_items)
+    m = k - len(sure_items)
     total = 0.0
     for value, want in wanted.items():
         sure, pool = above.get(value, 0), tied.get(value, 0)
@@ -123,6 +123,26 @@ def expected_found(
             chance = math.comb(pool, drawn) * math.comb(n - pool, m - drawn) / math.comb(n, m)
             total += chance * min(want, sure + drawn)
     return total
+
+
+def split_at_k(items: Sequence[RankedItem], k: int) -> tuple[list[str], list[str]]:
+    """A top-k (competition ranks) as the docids it surely keeps when held to k items and those tied for the
+    places left: ``([every item ranked at most k], [])`` when there are at most k, else the items above the
+    last rank and the items at it (sorted), of which k - len(first) are kept."""
+    top = [item for item in items if item.rank <= k]
+    if len(top) <= k:
+        return [item.docid for item in top], []
+    last = max(item.rank for item in top)
+    return [item.docid for item in top if item.rank < last], sorted(
+        item.docid for item in top if item.rank == last
+    )
+
+
+def held_to_k(items: Sequence[RankedItem], k: int, rng: random.Random) -> set[str]:
+    """The docids of a top-k held to k items, its ties at rank k broken by ``rng``: one draw of what
+    ``expected_found`` averages over."""
+    sure, tied = split_at_k(items, k)
+    return set(sure) | set(rng.sample(tied, k - len(sure))) if tied else set(sure)
 
 
 def majority_error(reversal: float, votes: int) -> float:

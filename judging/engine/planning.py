@@ -9,12 +9,11 @@ import random
 import statistics
 import time
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from judging.engine.adaptive import AdaptiveParams
-from judging.engine.agreement import top_k_agreement
-from judging.engine.elimination import RankedItem
+from judging.engine.agreement import held_to_k, top_k_agreement
 from judging.engine.oracles import NoisyOracle, Oracle, PerfectOracle
 from judging.engine.params import DEFAULT_HIT_SHAPE, DEFAULT_PRICING, CrowdParams, HitShape, Pricing
 from judging.engine.simulator import SimulationResult, simulate_adaptive, simulate_crowd
@@ -156,7 +155,7 @@ def plan_campaign(
         lost.add_trial(
             true_orders,
             params.k,
-            {t: set(true_orders[t]) - _held_to_k(result.topics[t].ranked, params.k, ties) for t in topics},
+            {t: set(true_orders[t]) - held_to_k(result.topics[t].ranked, params.k, ties) for t in topics},
         )
         for topic, order in true_orders.items():
             outcome = result.topics[topic]
@@ -338,7 +337,7 @@ def plan_adaptive(
         lost.add_trial(
             true_orders,
             params.k,
-            {t: set(true_orders[t]) - _held_to_k(result.topics[t].ranked, params.k, ties) for t in topics},
+            {t: set(true_orders[t]) - held_to_k(result.topics[t].ranked, params.k, ties) for t in topics},
         )
     judged_topics = [t for t in topics if pool_sizes[t] > 0]
     plan: dict[str, Any] = {
@@ -361,18 +360,6 @@ def plan_adaptive(
         tournament_judgment_bound(pool_sizes[t], params.k) for t in topics
     )
     return plan
-
-
-def _held_to_k(ranked: Sequence[RankedItem], k: int, rng: random.Random) -> set[str]:
-    """The docids of a top-k held to k items, its ties at rank k broken at random: a topic a budget cuts may
-    tie many items at rank k, and the output a researcher gets must not count as finding them all."""
-    items = [item for item in ranked if item.rank <= k]
-    if len(items) <= k:
-        return {item.docid for item in items}
-    last = max(item.rank for item in items)
-    above = [item.docid for item in items if item.rank < last]
-    tied = sorted(item.docid for item in items if item.rank == last)
-    return set(above) | set(rng.sample(tied, k - len(above)))
 
 
 def _planned_crowd(
