@@ -21,7 +21,8 @@ the oracle and prints the means over seeds: judgments, HITs, cost, rounds, best 
 tie-aware), pairs tied, the compatibility of the produced qrels' ranking with the oracle's values (mean over
 topics) and Kendall's tau between the 23 CAsT runs ranked by compatibility under the produced qrels and under
 ``qrels.preference.txt``. Then the goals with met or not, and a figure (per judge, each mode's tie-aware recall
-and best first, its judgments under each point) in ``docs/adaptive-cost-recall.png``.
+and best first, its judgments under each point) in ``docs/adaptive-cost-recall.png``, and the calibration table
+drawn as a reliability diagram in ``docs/judge-model-calibration.png``.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ REPO_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_DIR))
 CAST_DIR = REPO_DIR.parent / "shared" / "data" / "cast2019"
 FIGURE = REPO_DIR / "docs" / "adaptive-cost-recall.png"
+CALIBRATION_FIGURE = REPO_DIR / "docs" / "judge-model-calibration.png"
 MODES = ("crowd", "adaptive", "budget-paper", "budget-14000", "budget-10000")
 # The fixed budgets of the ``budget-N`` modes.
 BUDGETS = {"budget-14000": 14_000, "budget-10000": 10_000}
@@ -189,6 +191,9 @@ def run_one(task: tuple[str, str, int, int | None]) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument(
+        "--first-seed", type=int, default=0, help="seeds first-seed .. first-seed + seeds - 1 (default 0)"
+    )
     parser.add_argument("--judges", nargs="+", choices=list(JUDGES), default=list(DEFAULT_JUDGES))
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     parser.add_argument(
@@ -217,6 +222,7 @@ def main() -> int:
         print_calibration(rows)
         print_goals(rows)
         plot(rows)
+        plot_calibration(rows)
         return 0
     global _WITH_TAU
     _WITH_TAU = not args.no_tau
@@ -232,7 +238,7 @@ def main() -> int:
         if m != "budget-paper"
         and (m != "adaptive" or j in args.unbudgeted)
         and (m not in BUDGETS or j != "oracle")
-        for s in range(args.seeds)
+        for s in range(args.first_seed, args.first_seed + args.seeds)
     ]
     with Pool(args.processes) as pool:
         _collect(pool, first, results, args.log)
@@ -248,7 +254,7 @@ def main() -> int:
                 ("budget-paper", j, s, spent[(j, s)])
                 for j in args.judges
                 if j != "oracle"
-                for s in range(args.seeds)
+                for s in range(args.first_seed, args.first_seed + args.seeds)
             ]
             _collect(pool, second, results, args.log)
     rows = []
@@ -276,6 +282,7 @@ def main() -> int:
         args.json.write_text(json.dumps(rows, indent=2))
     if not args.no_figure:
         plot(rows)
+        plot_calibration(rows)
     return 0
 
 
@@ -518,6 +525,72 @@ def plot(rows: list[dict]) -> None:
     FIGURE.parent.mkdir(exist_ok=True)
     fig.savefig(FIGURE, dpi=120)
     print(f"figure: {FIGURE.relative_to(REPO_DIR)}", file=sys.stderr)
+
+
+def plot_calibration(rows: list[dict]) -> None:
+    """The calibration table as a reliability diagram: per noisy judge (modes and seeds pooled) and pooled over
+    them all, the observed fraction in the true top-5 against the mean reported ``p_top_k`` of each bin of 0.1
+    holding at least 50 items, beside the diagonal and the goal's band of 0.05; below, the items per bin (log
+    scale), since the bins at 0 and 1 hold most of them."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    noisy = [r for r in rows if r["judge"] != "oracle"]
+    if not noisy:
+        return
+    judges = list(dict.fromkeys(r["judge"] for r in noisy))
+    series = {
+        judge: [
+            [sum(r["calibration"][b][i] for r in noisy if r["judge"] == judge) for i in range(3)]
+            for b in range(10)
+        ]
+        for judge in judges
+    }
+    series["all"] = [[sum(s[b][i] for s in series.values()) for i in range(3)] for b in range(10)]
+    fig, (ax, counts) = plt.subplots(
+        2, 1, figsize=(6.5, 7.5), sharex=True, gridspec_kw={"height_ratios": (3, 1)}
+    )
+    grid = [0.0, 1.0]
+    ax.fill_between(
+        grid, [-0.05, 0.95], [0.05, 1.05], color="grey", alpha=0.15, label="within 0.05 (the goal)"
+    )
+    ax.plot(grid, grid, color="grey", linewidth=1)
+    colors = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink")
+    for n, (judge, bins) in enumerate(series.items()):
+        kept = [(rep / items, obs / items) for items, rep, obs in bins if items >= 50]
+        color = "black" if judge == "all" else colors[n % len(colors)]
+        style = {"linewidth": 2.5} if judge == "all" else {"linewidth": 1.2}
+        ax.plot(*zip(*kept, strict=True), marker="o", markersize=4, color=color, label=judge, **style)
+        counts.plot(
+            [(b + 0.5) / 10 for b in range(10)],
+            [max(items, 0.5) for items, _, _ in bins],
+            marker="o",
+            markersize=3,
+            color=color,
+            **style,
+        )
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.set_ylabel("observed fraction in the true top-5")
+    ax.set_title("Is p_top_k calibrated? (bins of 0.1 with at least 50 items)", fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    counts.set_yscale("log")
+    counts.set_ylabel("items per bin")
+    counts.set_xlabel("reported p_top_k (mean of the bin)")
+    counts.grid(True, alpha=0.3)
+    seeds = max(r["seeds"] for r in noisy)
+    fig.suptitle(
+        f"The judge model's p_top_k, TREC CAsT 2019, k = 5, {seeds} seeds, every mode pooled\n"
+        "(error judges scored against the order they answer by; the others, ties with the 5th counted in)",
+        fontsize=9,
+    )
+    fig.tight_layout()
+    CALIBRATION_FIGURE.parent.mkdir(exist_ok=True)
+    fig.savefig(CALIBRATION_FIGURE, dpi=120)
+    print(f"figure: {CALIBRATION_FIGURE.relative_to(REPO_DIR)}", file=sys.stderr)
 
 
 if __name__ == "__main__":

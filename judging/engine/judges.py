@@ -65,6 +65,14 @@ ITEM_NOISE_RATIO = 1.4
 LINKS = ("auto", "bradley-terry", "noisy-sorting")
 # The most challenge answers of the crowd's a judge's own pass rate is weighed against (``judge_spread_weight``).
 MAX_SPREAD_WEIGHT = 1000.0
+# A fitted score and its sd are reported to this many decimals. Items the votes cannot tell apart (same prior
+# mean, no votes, or mirror-image votes) have equal scores in exact arithmetic but differ in the last bits of a
+# floating-point fit, and those bits depend on the BLAS kernel the machine's CPU selects: ordered by them, the
+# anchors of a model round and with them every later round differed between two machines for the same seed
+# (CAsT, item world, seed 0: tie-aware recall 0.771 with OpenBLAS's Haswell kernels, 0.787 with SkylakeX).
+# Rounded, such items tie exactly and are ordered by docid on any machine; 1e-7 of a logit is far below what any
+# number of votes can resolve.
+SCORE_DECIMALS = 7
 
 
 class JudgeVote(NamedTuple):
@@ -431,17 +439,16 @@ def fit_judge_model(
             )
         else:
             p_top, p_best = topk_probabilities(posterior, k=k, samples=params.samples, rng=rng)
-        sd = np.sqrt(np.clip(np.diag(posterior.cov), 0.0, None))
-        order = sorted(
-            range(len(posterior.candidates)), key=lambda n: (-posterior.mean[n], posterior.candidates[n])
-        )
+        mean = np.round(posterior.mean, SCORE_DECIMALS) + 0.0  # + 0.0: no -0.0 in what users read
+        sd = np.round(np.sqrt(np.clip(np.diag(posterior.cov), 0.0, None)), SCORE_DECIMALS)
+        order = sorted(range(len(posterior.candidates)), key=lambda n: (-mean[n], posterior.candidates[n]))
         results[topic] = TopicConfidence(
             topic=topic,
             k=k,
             items=tuple(
                 ItemConfidence(
                     docid=posterior.candidates[n],
-                    score=float(posterior.mean[n]),
+                    score=float(mean[n]),
                     sd=float(sd[n]),
                     p_top_k=float(p_top[n]),
                     p_best=float(p_best[n]),
@@ -465,7 +472,9 @@ def fit_judge_model(
         grade_scale=grade_scale,
         prior_sd=prior_sd,
         scores={
-            topic: {d: float(m) for d, m in zip(p.candidates, p.mean, strict=True)}
+            topic: {
+                d: round(float(m), SCORE_DECIMALS) + 0.0 for d, m in zip(p.candidates, p.mean, strict=True)
+            }
             for topic, p in posteriors.items()
         },
         link=link,

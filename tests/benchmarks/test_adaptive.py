@@ -1,0 +1,73 @@
+"""benchmarks/adaptive.py's calibration: how a run's ``--confidence-out`` is scored against its ``--truth-out``
+(an item tied with the k-th counts as in, except against the strict order an ``--error-rate`` judge answers by),
+and the reliability diagram drawn from rows kept by ``--json``."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_DIR = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def adaptive():
+    spec = importlib.util.spec_from_file_location(
+        "adaptive_benchmark", REPO_DIR / "benchmarks" / "adaptive.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["adaptive_benchmark"] = module
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        del sys.modules["adaptive_benchmark"]
+
+
+@pytest.fixture
+def run_files(tmp_path):
+    # One topic: d1 > d2 = d3 > d4 in truth; at k = 2 the tie-aware top-2 is {d1, d2, d3}, the strict one
+    # (value, then docid) {d1, d2}.
+    truth = tmp_path / "truth.txt"
+    truth.write_text("t1 Q0 d1 3\nt1 Q0 d2 2\nt1 Q0 d3 2\nt1 Q0 d4 1\n")
+    confidence = tmp_path / "confidence.tsv"
+    confidence.write_text("t1\td1\t0.95\t0.9\nt1\td2\t0.55\t0.05\nt1\td3\t0.52\t0.05\nt1\td4\t0.05\t0.0\n")
+    return confidence, truth
+
+
+def test_tie_aware_calibration_counts_an_item_tied_with_the_kth_as_in(adaptive, run_files):
+    bins = adaptive._calibration(*run_files, strict=False, k=2)
+    assert bins[9] == pytest.approx([1, 0.95, 1])
+    assert bins[5] == pytest.approx([2, 1.07, 2])
+    assert bins[0] == pytest.approx([1, 0.05, 0])
+    assert sum(b[0] for b in bins) == 4
+
+
+def test_strict_calibration_scores_the_order_the_judge_answers_by(adaptive, run_files):
+    bins = adaptive._calibration(*run_files, strict=True, k=2)
+    # d3 loses its tie with d2 on docid, so one of the two items in the 0.5-0.6 bin is out.
+    assert bins[5] == pytest.approx([2, 1.07, 1])
+
+
+def test_the_reliability_diagram_is_drawn_from_kept_rows(adaptive, run_files, tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    figure = tmp_path / "docs" / "judge-model-calibration.png"
+    monkeypatch.setattr(adaptive, "REPO_DIR", tmp_path)
+    monkeypatch.setattr(adaptive, "CALIBRATION_FIGURE", figure)
+    bins = adaptive._calibration(*run_files, strict=False, k=2)
+    rows = [
+        {"judge": "oracle", "mode": "crowd", "seeds": 1, "calibration": bins},
+        {"judge": "disc-2", "mode": "crowd", "seeds": 1, "calibration": [[n * 60 for n in b] for b in bins]},
+    ]
+    adaptive.plot_calibration(rows)
+    assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_no_noisy_judge_draws_no_diagram(adaptive, tmp_path, monkeypatch):
+    figure = tmp_path / "judge-model-calibration.png"
+    monkeypatch.setattr(adaptive, "CALIBRATION_FIGURE", figure)
+    adaptive.plot_calibration(
+        [{"judge": "oracle", "mode": "crowd", "seeds": 1, "calibration": [[0, 0, 0]] * 10}]
+    )
+    assert not figure.exists()
