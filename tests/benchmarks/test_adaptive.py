@@ -2,27 +2,15 @@
 (an item tied with the k-th counts as in, except against the strict order an ``--error-rate`` judge answers by),
 and the reliability diagram drawn from rows kept by ``--json``."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
-REPO_DIR = Path(__file__).resolve().parents[2]
+from tests.benchmarks.scripts import benchmark_script
 
 
 @pytest.fixture(scope="module")
 def adaptive():
-    spec = importlib.util.spec_from_file_location(
-        "adaptive_benchmark", REPO_DIR / "benchmarks" / "adaptive.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["adaptive_benchmark"] = module
-    try:
-        spec.loader.exec_module(module)
+    with benchmark_script("adaptive") as module:
         yield module
-    finally:
-        del sys.modules["adaptive_benchmark"]
 
 
 @pytest.fixture

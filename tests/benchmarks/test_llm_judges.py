@@ -2,30 +2,18 @@
 routing rule meets the hybrid goal (run ranking within tau 0.9 of the human-only one on at most 30% of the
 human votes), where the published tie rule spends 40%. No timing is asserted."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
+from tests.benchmarks.scripts import benchmark_script
 from tests.conftest import SHARED_DATA_DIR
-
-REPO_DIR = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def llm_judges():
-    spec = importlib.util.spec_from_file_location("llm_judges", REPO_DIR / "benchmarks" / "llm_judges.py")
-    module = importlib.util.module_from_spec(spec)
-    # dataclasses look their module up in sys.modules while the class is made
-    sys.modules["llm_judges"] = module
-    try:
-        spec.loader.exec_module(module)
+    with benchmark_script("llm_judges") as module:
         yield module
-    finally:
-        del sys.modules["llm_judges"]
 
 
 @pytest.fixture(scope="module")
