@@ -59,3 +59,46 @@ def test_no_noisy_judge_draws_no_diagram(adaptive, tmp_path, monkeypatch):
         [{"judge": "oracle", "mode": "crowd", "seeds": 1, "calibration": [[0, 0, 0]] * 10}]
     )
     assert not figure.exists()
+
+
+def _row(mode, judge, recall, best):
+    per_seed = {
+        "seed": [0.0, 1.0, 2.0],
+        "oracle_top_k_recall_tie_aware": recall,
+        "oracle_same_best_tie_aware": best,
+        "oracle_top_k_recall_tie_aware_at_k": recall,
+    }
+    means = {column: sum(values) / len(values) for column, values in per_seed.items() if column != "seed"}
+    return {
+        "mode": mode,
+        "judge": judge,
+        "seeds": 3,
+        "judgments": 14000.0,
+        "rounds": 15.0,
+        "max_votes_per_pair": 5,
+        "repeat_pairs_same_worker": 0,
+        "calibration": [[0, 0, 0]] * 10,
+        "per_seed": per_seed,
+        **means,
+    }
+
+
+def test_a_goal_against_the_paper_says_how_far_the_difference_moves_between_seeds(adaptive, capsys):
+    # Seed by seed the adaptive mode trails by 0.01, 0.00, 0.02: mean -0.01, standard error 0.01 / sqrt(3).
+    paper = _row("crowd", "crowd-log-items", [0.80, 0.78, 0.79], [60.0, 65.0, 64.0])
+    mine = _row("budget-paper", "crowd-log-items", [0.79, 0.78, 0.77], [90.0, 85.0, 91.0])
+    adaptive.print_goals([paper, mine])
+    line = next(x for x in capsys.readouterr().out.splitlines() if "items, at the paper's count" in x)
+    assert line.startswith("NOT met")
+    assert f"0.780 vs 0.790 (s.e. {0.01 / 3**0.5:.3g})" in line
+    # best first: +30, +20, +27, mean +25.67, standard deviation 5.13
+    assert "88.7 vs 63.0 (s.e. 2.96)" in line
+
+
+def test_rows_kept_without_their_seeds_print_no_spread(adaptive, capsys):
+    row = _row("budget-14000", "crowd-log", [0.91, 0.92, 0.92], [150.0, 146.0, 149.0])
+    del row["per_seed"]
+    adaptive.print_goals([row])
+    line = next(x for x in capsys.readouterr().out.splitlines() if "crowd log, gap" in x)
+    assert "s.e." not in line
+    assert line.startswith("met")
