@@ -394,9 +394,11 @@ def simulate_command(args: argparse.Namespace) -> int:
         oracle = ReplayOracle(log, fallback=oracle)
     elif args.judge_log is not None:
         oracle = ReplayOracle(_judge_log(args.judge_log), fallback=oracle, reuse_last=False)
+    # The challenges' passages as a campaign's HITs draw them (``challenge_nonrelevant``): a passage that ordinary
+    # pairs show too, where the topic has one.
+    shown = {docid for pool in pools.values() for docid in pool}
+    nonrelevant = {topic: challenge_nonrelevant(topic, graded, shown=shown) for topic in pools}
     if args.mode == "crowd":
-        shown = {docid for pool in pools.values() for docid in pool}
-        nonrelevant = {topic: challenge_nonrelevant(topic, graded, shown=shown) for topic in pools}
         result = simulate_crowd(
             pools,
             oracle,
@@ -407,7 +409,6 @@ def simulate_command(args: argparse.Namespace) -> int:
             nonrelevant=nonrelevant,
         )
     elif args.mode == "adaptive":
-        nonrelevant = {topic: challenge_nonrelevant(topic, graded) for topic in pools}
         result = simulate_adaptive(
             pools,
             oracle,

@@ -415,10 +415,11 @@ MODEL_PAIRS_PER_ITEM = 2
 # many pairs of a model round: crowd log, 14,000 judgments, seed 0: 2 pairs 0.898 / 137, 4 pairs 0.920 / 135,
 # 6 pairs 0.909 / 130 (docs/decisions.md, "The model rounds at a budget").
 MODEL_ANCHOR_PAIRS = 4
-# An item's doubt about being best weighs this much beside its doubt about the top-k. Crowd log, 14,000 judgments,
-# seeds 0-4, pair value's CLOSENESS 4: weight 1 0.914 / 141.2, weight 2 0.910 / 146.6 (docs/decisions.md, "The
-# model rounds at a budget").
-MODEL_BEST_DOUBT_WEIGHT = 2.0
+# An item's doubt about being best weighs this much beside its doubt about the top-k: more buys best first for
+# some recall. Crowd log, 14,000 judgments, seeds 0-19: weight 1.5 0.912 / 146.7, weight 2 0.907 / 148.5 (its
+# recall under 0.91 on seeds 5-19); item world at the paper's count, seeds 10-19: 0.789 / 87.8 against 0.781 /
+# 89.5 (docs/decisions.md, "The model rounds' pair choice: eleven more designs on seeds kept apart").
+MODEL_BEST_DOUBT_WEIGHT = 1.5
 # The model rounds end by this round, closure waves included, the budget spread evenly over the rounds left
 # (``judges.model_round_limit``): crowd log, 14,000 judgments, seed 0: 0.844 / 123 in 6 rounds of about 2,600
 # judgments, 0.895 / 126 in 15 rounds of 747 (docs/decisions.md, "The model rounds at a budget").
@@ -498,8 +499,12 @@ def simulate_adaptive(
             challenges = []
             for _ in range(hit_shape.challenges):
                 topic = rng.choice(hit_topics)
+                # As the database's HITs: no non-relevant passage twice in one HIT's challenges.
                 pick = challenge_pick(
-                    open_candidates(states[topic], k=params.k), nonrelevant.get(topic, ()), rng
+                    open_candidates(states[topic], k=params.k),
+                    nonrelevant.get(topic, ()),
+                    rng,
+                    used=[shown for _, (_, shown) in challenges],
                 )
                 if pick is not None:
                     challenges.append((topic, pick))

@@ -12,6 +12,7 @@ from django.core.management import call_command
 from judging.engine import challenge_nonrelevant, simulate_adaptive, simulator
 from judging.models import Campaign, Judgment, Pair, Round
 from judging.selectors import campaign_preferences, campaign_progress, campaign_ranked
+from judging.selectors.confidence import campaign_challenge_answers
 from judging.services import campaign_create, campaign_start
 from judging.services import waves as waves_service
 from judging.services.simulated_crowd import campaign_simulate
@@ -317,7 +318,12 @@ def test_a_budgeted_noisy_cast_campaign_equals_the_simulator(cast_dir, tmp_path)
         PairHashNoisyOracle(values, pools, error_rate=0.25, salt=1),
         params=adaptive_params(campaign),
         seed=1,
-        nonrelevant={topic: challenge_nonrelevant(topic, graded) for topic in pools},
+        nonrelevant={
+            topic: challenge_nonrelevant(
+                topic, graded, shown={docid for pool in pools.values() for docid in pool}
+            )
+            for topic in pools
+        },
         workers=0,
         max_judgments=3000,
         grades=graded,
@@ -326,6 +332,8 @@ def test_a_budgeted_noisy_cast_campaign_equals_the_simulator(cast_dir, tmp_path)
     # Then (guard) the judge model chose rounds, and both paths judged and ranked the same
     campaign.refresh_from_db()
     assert campaign.wave_state["phase"] == "model" and campaign.status == "done"
+    # the judge model of both paths read the same challenge answers: no HIT shows a passage in two challenges
+    assert len(campaign_challenge_answers(campaign=campaign)) == len(engine.challenge_answers)
     assert database_votes(campaign) == simulated_votes(engine)
     assert campaign.wave_state["waves"] == engine.rounds
     ranked = campaign_ranked(campaign=campaign)
