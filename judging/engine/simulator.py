@@ -496,7 +496,7 @@ def simulate_adaptive(
                 worker = f"extra-worker-{extra_workers}"
                 extra_workers += 1
             hit_topics = sorted({topic for topic, _ in hit})
-            challenges = []
+            challenges: list[tuple[str, tuple[str, str]]] = []
             for _ in range(hit_shape.challenges):
                 topic = rng.choice(hit_topics)
                 # As the database's HITs: no non-relevant passage twice in one HIT's challenges.
