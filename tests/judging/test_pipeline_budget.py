@@ -306,6 +306,8 @@ def test_a_budgeted_noisy_cast_campaign_equals_the_simulator(cast_dir, tmp_path)
         )
     )
     pools = {topic: sorted(pool) for topic, pool in thin_qrels(graded, campaign.k).items()}
+    # the challenges' passages as the campaign's HITs draw them: first those that ordinary pairs show too
+    shown = {docid for pool in pools.values() for docid in pool}
 
     # When the services and the simulator run it, each HIT to a worker of its own
     campaign_simulate(
@@ -318,12 +320,7 @@ def test_a_budgeted_noisy_cast_campaign_equals_the_simulator(cast_dir, tmp_path)
         PairHashNoisyOracle(values, pools, error_rate=0.25, salt=1),
         params=adaptive_params(campaign),
         seed=1,
-        nonrelevant={
-            topic: challenge_nonrelevant(
-                topic, graded, shown={docid for pool in pools.values() for docid in pool}
-            )
-            for topic in pools
-        },
+        nonrelevant={topic: challenge_nonrelevant(topic, graded, shown=shown) for topic in pools},
         workers=0,
         max_judgments=3000,
         grades=graded,
