@@ -107,10 +107,7 @@ def plan_campaign(
     finished within that many seconds stops and raises ``PlanTimeExceededError``.
     """
     params.validate()
-    if trials < 1:
-        raise ValueError(f"trials must be at least 1 (got {trials})")
-    if not 0 <= error_rate < 0.5:
-        raise ValueError(f"error rate must be in [0, 0.5) (got {error_rate})")
+    _check_plan_args(trials=trials, error_rate=error_rate)
     topics = sorted(pool_sizes)
     for topic in topics:
         params.validate(pool_sizes[topic])
@@ -123,15 +120,7 @@ def plan_campaign(
     deadline = None if max_seconds is None else time.monotonic() + max_seconds
     for trial in range(trials):
         _check_time(deadline, max_seconds=max_seconds, trial=trial, trials=trials)
-        true_orders = {}
-        for topic in topics:
-            order = [f"{topic}#{i}" for i in range(pool_sizes[topic])]
-            rng.shuffle(order)
-            true_orders[topic] = order
-        values = {
-            topic: {docid: float(len(order) - i) for i, docid in enumerate(order)}
-            for topic, order in true_orders.items()
-        }
+        true_orders, values = _trial_world(pool_sizes, rng=rng)
         try:
             result = simulate_crowd(
                 {topic: sorted(order) for topic, order in true_orders.items()},
@@ -293,25 +282,14 @@ def plan_adaptive(
     adaptive mode has no culling round to report apart). A consistent crowd never loses an item: every
     elimination rests on k confirmed betters. ``max_seconds``: as for ``plan_campaign``."""
     params.validate()
-    if trials < 1:
-        raise ValueError(f"trials must be at least 1 (got {trials})")
-    if not 0 <= error_rate < 0.5:
-        raise ValueError(f"error rate must be in [0, 0.5) (got {error_rate})")
+    _check_plan_args(trials=trials, error_rate=error_rate)
     topics = sorted(pool_sizes)
     totals: dict[str, list[float]] = defaultdict(list)
     lost = _MissTally()
     deadline = None if max_seconds is None else time.monotonic() + max_seconds
     for trial in range(trials):
         _check_time(deadline, max_seconds=max_seconds, trial=trial, trials=trials)
-        true_orders = {}
-        for topic in topics:
-            order = [f"{topic}#{i}" for i in range(pool_sizes[topic])]
-            rng.shuffle(order)
-            true_orders[topic] = order
-        values = {
-            topic: {docid: float(len(order) - i) for i, docid in enumerate(order)}
-            for topic, order in true_orders.items()
-        }
+        true_orders, values = _trial_world(pool_sizes, rng=rng)
         oracle = _within(_planned_crowd(values, rng=rng, error_rate=error_rate), deadline)
         try:
             result = simulate_adaptive(
@@ -360,6 +338,31 @@ def plan_adaptive(
         tournament_judgment_bound(pool_sizes[t], params.k) for t in topics
     )
     return plan
+
+
+def _check_plan_args(*, trials: int, error_rate: float) -> None:
+    """Raise ``ValueError`` on a plan's ``trials`` or ``error_rate`` out of range (both planners take them)."""
+    if trials < 1:
+        raise ValueError(f"trials must be at least 1 (got {trials})")
+    if not 0 <= error_rate < 0.5:
+        raise ValueError(f"error rate must be in [0, 0.5) (got {error_rate})")
+
+
+def _trial_world(
+    pool_sizes: Mapping[str, int], *, rng: random.Random
+) -> tuple[dict[str, list[str]], dict[str, dict[str, float]]]:
+    """One trial's world: each topic's candidates ``topic#i`` in a true order shuffled by ``rng`` (best first,
+    topics in sorted order), and the values that order gives them (the best pool-size, the last 1)."""
+    true_orders = {}
+    for topic in sorted(pool_sizes):
+        order = [f"{topic}#{i}" for i in range(pool_sizes[topic])]
+        rng.shuffle(order)
+        true_orders[topic] = order
+    values = {
+        topic: {docid: float(len(order) - i) for i, docid in enumerate(order)}
+        for topic, order in true_orders.items()
+    }
+    return true_orders, values
 
 
 def _planned_crowd(
