@@ -60,6 +60,15 @@ CLOSENESS = 4.0
 # CAsT, seed 1, after two waves: reversals at random 10% gave 0.084 against 0.074 (1.1), the crowd log's
 # level-gap noise 0.179 against 0.107 (1.7) (docs/judge-model.md).
 ITEM_NOISE_RATIO = 1.4
+# The switch to the model rounds, tested after every wave, also wants the split rate above the challenge
+# failure rate by this many standard errors (``splits_beyond_failures``): by the ratio alone a crowd that
+# reverses at random 10% of the time read 0.95-1.2 after two waves on CAsT, but 1.45 once in twenty seeds (seed
+# 12: 299 minority votes in 2,918 against 71 failures in 854 challenges, 1.8 standard errors) and switched, and
+# the model rounds spent 21,746 judgments where the closure rounds spend about 14,000. --discriminability 2
+# passes after its first wave by 4.7 (seed 0), and the item world and the crowd log switch after the same waves
+# as before; a campaign of a few topics waits for more waves (docs/decisions.md, "Closure rounds at a budget:
+# 0.989 at 14,000").
+ITEM_NOISE_Z = 3.0
 # How ``fit_judge_model`` reads the votes for ``p_top_k`` and ``p_best``: "auto" (the default) chooses by the
 # crowd (``crowd_reverses_at_random``; docs/decisions.md, "`p_top_k` under noisy sorting").
 LINKS = ("auto", "bradley-terry", "noisy-sorting")
@@ -517,6 +526,20 @@ def errs_on_close_pairs(
     challenge_rate = (challenge_failures + PRIOR_ERRORS) / (challenge_answers + PRIOR_ANSWERS)
     pair_rate = (pair_errors + PRIOR_ERRORS) / (pair_answers + PRIOR_ANSWERS)
     return max(pair_rate, challenge_rate) >= NOISY_RATE and pair_rate >= ITEM_NOISE_RATIO * challenge_rate
+
+
+def splits_beyond_failures(
+    *, pair_errors: int, pair_answers: int, challenge_failures: int, challenge_answers: int
+) -> bool:
+    """Whether repeated pairs split (``pair_errors`` minority votes in ``pair_answers``) more often than challenges
+    fail by at least ITEM_NOISE_Z standard errors (a test of two proportions on the counts as observed: the prior
+    of ``errs_on_close_pairs``, worth 250 answers, would hide a first wave's 130 or so repeated answers)."""
+    split = pair_errors / max(pair_answers, 1)
+    failed = challenge_failures / max(challenge_answers, 1)
+    se = math.sqrt(
+        split * (1 - split) / max(pair_answers, 1) + failed * (1 - failed) / max(challenge_answers, 1)
+    )
+    return split - failed >= ITEM_NOISE_Z * se
 
 
 def challenge_reliabilities(

@@ -43,6 +43,7 @@ from judging.engine.judges import (
     fit_judge_model,
     model_round_limit,
     model_round_pairs,
+    splits_beyond_failures,
 )
 from judging.engine.oracles import Oracle
 from judging.engine.params import DEFAULT_HIT_SHAPE, DEFAULT_PRICING, CrowdParams, HitShape, Pricing
@@ -384,7 +385,8 @@ def noise_depends_on_items(evidence: ErrorEvidence, states: Iterable[AdaptiveSta
     """Whether the crowd errs mostly on close pairs, the noise a Bradley-Terry model describes: after
     MODEL_SWITCH_WAVES waves, ``judges.errs_on_close_pairs`` (an estimated error rate of at least NOISY_RATE and
     minority votes on repeated pairs at least ITEM_NOISE_RATIO times the challenge failure rate, both with the
-    prior of ``error_estimate``); such a crowd gets the judge model's rounds at a budget. A crowd that reverses
+    prior of ``error_estimate``) and ``judges.splits_beyond_failures`` (by ITEM_NOISE_Z standard errors, since
+    the test is made after every wave); such a crowd gets the judge model's rounds at a budget. A crowd that reverses
     at random fails its easy challenges as often as it splits pairs; the closure rounds, cut at the budget,
     serve it better. On CAsT, seed 1, after two waves (the switch's first
     setting): reversals at random 10% gave 0.084 against 0.074 (1.1), the crowd log's level-gap noise 0.179
@@ -397,12 +399,13 @@ def noise_depends_on_items(evidence: ErrorEvidence, states: Iterable[AdaptiveSta
         counts = vote_evidence(state)
         pair_errors += counts["pair_errors"]
         pair_answers += counts["pair_answers"]
-    return errs_on_close_pairs(
-        pair_errors=pair_errors,
-        pair_answers=pair_answers,
-        challenge_failures=sum(failed for _, failed in evidence.challenges.values()),
-        challenge_answers=sum(n for n, _ in evidence.challenges.values()),
-    )
+    counts = {
+        "pair_errors": pair_errors,
+        "pair_answers": pair_answers,
+        "challenge_failures": sum(failed for _, failed in evidence.challenges.values()),
+        "challenge_answers": sum(n for n, _ in evidence.challenges.values()),
+    }
+    return errs_on_close_pairs(**counts) and splits_beyond_failures(**counts)
 
 
 # Each item is in up to this many pairs of a model round: on CAsT with the crowd log's level-gap noise at 14,000

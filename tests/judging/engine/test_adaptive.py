@@ -381,3 +381,29 @@ def test_the_second_rounds_audits_wait_for_an_observed_error():
     # Nothing seen but the prior: no audit. One worker estimated above the crowd (an error seen): audits again.
     assert audited(ErrorModel()) == 0
     assert audited(ErrorModel(per_worker={"w1": 0.05})) > 0
+
+
+def test_workers_are_read_at_the_crowds_rate_until_their_records_differ_beyond_chance():
+    from judging.engine.adaptive import ErrorEvidence, error_estimate, workers_differ
+
+    # given twenty workers of one crowd reversing 10% of the challenges, drawn at random: some look clean by luck
+    rng = random.Random(7)
+    evidence = ErrorEvidence()
+    for n in range(20 * 180):
+        evidence.challenge(f"w{n % 20}", failed=rng.random() < 0.1)
+    failures = sorted(failed for _, failed in evidence.challenges.values())
+    assert failures[0] < 0.75 * 18 < 1.25 * 18 < failures[-1]
+    # then every worker is read at the crowd's rate
+    errors = error_estimate(evidence, [])
+    assert errors.per_worker == {}
+    assert all(errors.of(f"w{n}") == errors.rate for n in range(20))
+    # but one worker failing half of its challenges makes the records differ, and each worker has its own rate
+    for _ in range(180):
+        evidence.challenge("careless", failed=rng.random() < 0.5)
+    errors = error_estimate(evidence, [])
+    assert errors.of("careless") > 2 * errors.rate
+    assert len({round(errors.of(f"w{n}"), 6) for n in range(20)}) > 1
+    # the test itself: no error seen, or a single worker, cannot differ
+    assert not workers_differ([(100, 0), (100, 0)])
+    assert not workers_differ([(100, 30)])
+    assert workers_differ([(100, 2), (100, 30)])

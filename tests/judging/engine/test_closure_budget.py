@@ -3,7 +3,7 @@ vote for the first two candidates' evenly split pair, a candidate's only direct 
 candidate out, the ranking by majorities, and a topic cut at the budget ranked by the judge model."""
 
 import random
-from dataclasses import fields
+from dataclasses import fields, replace
 
 import pytest
 from hypothesis import given, settings
@@ -43,6 +43,8 @@ def test_budget_params_change_only_the_budget_rules():
         "verify_every_top_pair",
         "rank_by_majorities",
         "verify_first_at_crowd_rate",
+        "verify_load_bearing_only",
+        "one_vote_below_first",
     }
     for field in fields(AdaptiveParams):
         same = getattr(budgeted, field.name) == getattr(params, field.name)
@@ -337,3 +339,87 @@ def test_the_verification_of_the_first_item_counts_no_worker_above_the_crowd_at_
     opening = adaptive_round_open(state, params=budget_params(plain), seed=0, errors=errors)
     assert not opening.is_final
     assert [(r.pair, r.votes) for r in opening.requests] == [(("a", "b"), 1)]
+
+
+def test_a_boundary_pair_its_loser_does_not_need_to_stay_out_is_not_verified_at_a_budget():
+    # given a topic (k = 2) ended with a over b (decisive), each of them over c on 2-0 votes (short of the
+    # decisive level at 10% reversals), and c over d
+    two = lambda winner, first: ((winner, f"w{first}"), (winner, f"w{first + 1}"))  # noqa: E731
+    three = lambda winner, first: tuple((winner, f"w{first + n}") for n in range(3))  # noqa: E731
+    errors = ErrorModel(rate=0.1)
+    state = AdaptiveState(
+        topic="t",
+        candidates=("a", "b", "c", "d"),
+        rounds=5,
+        votes={
+            ("a", "b"): three("a", 0),
+            ("a", "c"): two("a", 10),
+            ("b", "c"): two("b", 20),
+            ("c", "d"): three("c", 30),
+        },
+        decided={("a", "b"): "a", ("a", "c"): "a", ("b", "c"): "b", ("c", "d"): "c"},
+        final_stage=True,
+    )
+    plain = AdaptiveParams(k=2, F=2)
+    budgeted = budget_params(plain)
+    assert sorted(open_candidates(state, k=2)) == ["a", "b"]
+    # then c, out with exactly k above it, has both its losses verified without the rule; with it only (b, c):
+    # were (a, c) a tie, a would still be above c through b, while were (b, c) a tie, c would have one above it
+    asked = lambda params: sorted(  # noqa: E731
+        r.pair for r in adaptive_round_open(state, params=params, seed=0, errors=errors).requests
+    )
+    assert asked(replace(budgeted, verify_load_bearing_only=False)) == [("a", "c"), ("b", "c")]
+    assert asked(budgeted) == [("b", "c")]
+
+
+def test_the_all_pairs_stage_at_a_budget_confirms_only_rank_1_and_orders_the_rest_by_one_vote():
+    # given a topic (k = 3) with d out below a, b and c, and a over c: a and b are unbeaten, c is not
+    three = lambda winner, first: tuple((winner, f"w{first + n}") for n in range(3))  # noqa: E731
+    errors = ErrorModel(rate=0.1)
+    state = AdaptiveState(
+        topic="t",
+        candidates=("a", "b", "c", "d"),
+        rounds=4,
+        votes={
+            ("a", "c"): three("a", 0),
+            ("a", "d"): three("a", 10),
+            ("b", "d"): three("b", 20),
+            ("c", "d"): three("c", 30),
+        },
+        decided={("a", "c"): "a", ("a", "d"): "a", ("b", "d"): "b", ("c", "d"): "c"},
+    )
+    plain = AdaptiveParams(k=3, F=3)
+    budgeted = budget_params(plain)
+    votes = lambda opening: {r.pair: r.votes for r in opening.requests}  # noqa: E731
+    # then without the rule both open pairs are asked to be confirmed; with it (b, c), which cannot decide rank 1,
+    # gets one vote
+    assert votes(
+        adaptive_round_open(
+            state, params=replace(budgeted, one_vote_below_first=False), seed=0, errors=errors
+        )
+    ) == {
+        ("a", "b"): 3,
+        ("b", "c"): 2,
+    }
+    opening = adaptive_round_open(state, params=budgeted, seed=0, errors=errors)
+    assert opening.stage == 2 and votes(opening) == {("a", "b"): 3, ("b", "c"): 1}
+    # and once that vote is in, (b, c) is not asked again, though it stays unconfirmed
+    after = adaptive_round_close(
+        state,
+        number=opening.number,
+        stage=2,
+        votes=[
+            ("a", "b", "a", "w40"),
+            ("a", "b", "a", "w41"),
+            ("a", "b", "a", "w42"),
+            ("b", "c", "c", "w43"),
+        ],
+        params=budgeted,
+        errors=errors,
+    )
+    assert ("b", "c") not in after.decided
+    following = adaptive_round_open(after, params=budgeted, seed=0, errors=errors)
+    assert ("b", "c") not in votes(following)
+    # and the topic ends ranked by it: a first, then c, which led b on that one vote
+    assert following.is_final
+    assert [item.docid for item in following.ranked] == ["a", "c", "b"]

@@ -17,6 +17,7 @@ from judging.engine.judges import (
     ItemConfidence,
     JudgeModel,
     TopicConfidence,
+    errs_on_close_pairs,
     model_round_anchors,
     model_round_limit,
     model_round_pairs,
@@ -47,7 +48,9 @@ def test_a_noisy_crowd_at_a_budget_stops_there_within_the_caps(seed, budget, max
 
 
 def test_a_crowd_erring_on_close_pairs_spends_the_budget_and_beats_guessing():
-    values, pools, nonrelevant = shuffled_world(6, 14, 3)
+    # given twelve topics: enough repeated pairs for the switch to the model rounds to see, beyond chance, that
+    # the crowd splits close pairs more often than it fails challenges (six topics never show it within 600)
+    values, pools, nonrelevant = shuffled_world(12, 14, 3)
     oracle = NoisyOracle(values, rng=random.Random(3), discriminability=0.3)
     result = simulate_adaptive(
         pools,
@@ -55,15 +58,15 @@ def test_a_crowd_erring_on_close_pairs_spends_the_budget_and_beats_guessing():
         params=AdaptiveParams(k=3),
         seed=3,
         nonrelevant=nonrelevant,
-        max_judgments=600,
+        max_judgments=1200,
     )
-    assert result.judgments == 600
+    assert result.judgments == 1200
     found = sum(
         len({i.docid for i in outcome.ranked} & set(PerfectOracle(values).ranking(topic, pools[topic])[:3]))
         for topic, outcome in result.topics.items()
     )
-    # 18 true top-3 places; guessing 3 of 14 finds about 3.9
-    assert found >= 12
+    # 36 true top-3 places; guessing 3 of 14 finds about 7.7
+    assert found >= 24
 
 
 def test_a_reliable_crowd_keeps_the_closure_rounds_under_a_budget():
@@ -132,6 +135,23 @@ def test_model_rounds_are_for_a_crowd_that_errs_on_close_pairs():
     # and a clean crowd keeps the closure rounds
     evidence, states = _evidence(1000, 0, agreed)
     assert not noise_depends_on_items(evidence, states, waves=2)
+
+
+def test_the_switch_wants_the_splits_beyond_the_failures_by_chance():
+    # given a crowd that reverses at random 10% of the time, whose challenges happened to fail less often than its
+    # pairs split: 71 failures in 854 challenges, 299 minority votes in 2,918 (a ratio of 1.45 once the prior is
+    # counted in, past ITEM_NOISE_RATIO, but 1.8 standard errors of the two rates)
+    split = [((f"a{n}", "w1"), (f"b{n}", "w2")) for n in range(299)]
+    agreed = [((f"a{n}", "w1"), (f"a{n}", "w2")) for n in range(299, 1459)]
+    evidence, states = _evidence(854, 71, split + agreed)
+    assert errs_on_close_pairs(
+        pair_errors=299, pair_answers=2918, challenge_failures=71, challenge_answers=854
+    )
+    # then it keeps the closure rounds
+    assert not noise_depends_on_items(evidence, states, waves=2)
+    # while the same split rate against half the failures, 7.0 standard errors apart, switches
+    evidence, states = _evidence(854, 35, split + agreed)
+    assert noise_depends_on_items(evidence, states, waves=2)
 
 
 @settings(max_examples=50)
@@ -218,16 +238,16 @@ def test_a_pair_pinned_down_by_its_votes_yields_to_an_equally_close_pair_still_l
 
 def test_a_crowd_erring_on_close_pairs_ends_within_the_model_rounds_and_their_limits():
     # given a crowd whose errors depend on the items' closeness, judged at a budget
-    values, pools, nonrelevant = shuffled_world(6, 14, 5)
-    oracle = NoisyOracle(values, rng=random.Random(5), discriminability=0.3)
+    # (twelve topics, so that the switch sees it beyond chance)
+    values, pools, nonrelevant = shuffled_world(12, 14, 3)
+    oracle = NoisyOracle(values, rng=random.Random(3), discriminability=0.4)
     result = simulate_adaptive(
-        pools, oracle, params=AdaptiveParams(k=3), seed=5, nonrelevant=nonrelevant, max_judgments=900
+        pools, oracle, params=AdaptiveParams(k=3), seed=3, nonrelevant=nonrelevant, max_judgments=1200
     )
     # then it spends the budget over MODEL_MAX_ROUNDS rounds in all, within the caps, which may leave it short:
     # every pair holds one of a topic's 3 anchors, each in at most MODEL_ANCHOR_PAIRS pairs, so a round asks at
-    # most 6 x 12 = 72 votes, and the last rounds cannot take up what the earlier ones left (84 candidates, about
-    # 10 votes each)
-    assert 840 <= result.judgments <= 900
+    # most 12 x 12 = 144 votes, and the last rounds cannot take up what the earlier ones left
+    assert 1100 <= result.judgments <= 1200
     assert result.rounds == MODEL_MAX_ROUNDS
     counts = result.vote_counts()
     assert counts["max_votes_per_pair"] <= 5 and counts["repeat_pairs_same_worker"] == 0
