@@ -344,20 +344,11 @@ def test_the_verification_of_the_first_item_counts_no_worker_above_the_crowd_at_
 def test_a_boundary_pair_its_loser_does_not_need_to_stay_out_is_not_verified_at_a_budget():
     # given a topic (k = 2) ended with a over b (decisive), each of them over c on 2-0 votes (short of the
     # decisive level at 10% reversals), and c over d
-    two = lambda winner, first: ((winner, f"w{first}"), (winner, f"w{first + 1}"))  # noqa: E731
-    three = lambda winner, first: tuple((winner, f"w{first + n}") for n in range(3))  # noqa: E731
     errors = ErrorModel(rate=0.1)
-    state = AdaptiveState(
-        topic="t",
+    state = _decided_state(
+        {("a", "b"): ("a", 3), ("a", "c"): ("a", 2), ("b", "c"): ("b", 2), ("c", "d"): ("c", 3)},
         candidates=("a", "b", "c", "d"),
         rounds=5,
-        votes={
-            ("a", "b"): three("a", 0),
-            ("a", "c"): two("a", 10),
-            ("b", "c"): two("b", 20),
-            ("c", "d"): three("c", 30),
-        },
-        decided={("a", "b"): "a", ("a", "c"): "a", ("b", "c"): "b", ("c", "d"): "c"},
         final_stage=True,
     )
     plain = AdaptiveParams(k=2, F=2)
@@ -374,19 +365,11 @@ def test_a_boundary_pair_its_loser_does_not_need_to_stay_out_is_not_verified_at_
 
 def test_the_all_pairs_stage_at_a_budget_confirms_only_rank_1_and_orders_the_rest_by_one_vote():
     # given a topic (k = 3) with d out below a, b and c, and a over c: a and b are unbeaten, c is not
-    three = lambda winner, first: tuple((winner, f"w{first + n}") for n in range(3))  # noqa: E731
     errors = ErrorModel(rate=0.1)
-    state = AdaptiveState(
-        topic="t",
+    state = _decided_state(
+        {("a", "c"): ("a", 3), ("a", "d"): ("a", 3), ("b", "d"): ("b", 3), ("c", "d"): ("c", 3)},
         candidates=("a", "b", "c", "d"),
         rounds=4,
-        votes={
-            ("a", "c"): three("a", 0),
-            ("a", "d"): three("a", 10),
-            ("b", "d"): three("b", 20),
-            ("c", "d"): three("c", 30),
-        },
-        decided={("a", "c"): "a", ("a", "d"): "a", ("b", "d"): "b", ("c", "d"): "c"},
     )
     plain = AdaptiveParams(k=3, F=3)
     budgeted = budget_params(plain)
@@ -423,3 +406,16 @@ def test_the_all_pairs_stage_at_a_budget_confirms_only_rank_1_and_orders_the_res
     # and the topic ends ranked by it: a first, then c, which led b on that one vote
     assert following.is_final
     assert [item.docid for item in following.ranked] == ["a", "c", "b"]
+
+
+def _decided_state(wins: dict, *, candidates: tuple, rounds: int, final_stage: bool = False) -> AdaptiveState:
+    """A topic whose every pair in ``wins`` ((a, b) -> (winner, agreeing votes)) is confirmed for its winner on
+    that many votes of distinct workers."""
+    votes = {
+        key: tuple((winner, f"w{10 * n + m}") for m in range(count))
+        for n, (key, (winner, count)) in enumerate(sorted(wins.items()))
+    }
+    decided = {key: winner for key, (winner, _) in wins.items()}
+    return AdaptiveState(
+        topic="t", candidates=candidates, rounds=rounds, votes=votes, decided=decided, final_stage=final_stage
+    )
