@@ -133,9 +133,10 @@ WORKER_SHRINKAGE = 20.0
 # until then every worker is read at the crowd's rate. Under a crowd that reverses uniformly, a worker whose
 # record looks clean is only lucky: two of its votes passed levels that need three of the crowd's, and most of
 # the 1-vote pairs confirmed wrong came from such workers. On CAsT with 10% reversed judgments at 14,000
-# (seeds 10-29, with the verification kept to load-bearing pairs and the ranks below the first ordered by one
-# vote, below) tie-aware recall rose from 0.984 to 0.989 for the same best first (docs/decisions.md, "Closure
-# rounds at a budget: 0.989 at 14,000").
+# (seeds 10-29), with the boundary verified where it holds a loser out and the ranks below the first ordered by
+# one vote (``budget_params``), tie-aware recall went from 0.986 to 0.989 for the same judgments and best first;
+# each worker shrunk by the spread of the records instead gave 0.988 (docs/decisions.md, "Closure rounds at a
+# budget: 0.989 at 14,000").
 WORKER_HOMOGENEITY_LEVEL = 0.01
 MIN_ERROR, MAX_ERROR = 0.001, 0.45
 
