@@ -386,8 +386,8 @@ def test_a_noisy_crowd_finishes_an_adaptive_campaign_with_a_consistent_status(ca
 
     from judging.services import simulated_crowd
 
-    # 10: enough for the workers who join here, fewer than those replaced (49 on this seed)
-    monkeypatch.setattr(simulated_crowd, "MAX_EXTRA_WORKERS", 10)
+    # 30: enough for the 22 workers who join here, fewer than the 65 replaced (this seed)
+    monkeypatch.setattr(simulated_crowd, "MAX_EXTRA_WORKERS", 30)
 
     demo_load(directory=DEMO_DIR)
     collection = Collection.objects.get(name="demo")
