@@ -44,6 +44,7 @@ def test_budget_params_change_only_the_budget_rules():
         "rank_by_majorities",
         "verify_first_at_crowd_rate",
         "verify_load_bearing_only",
+        "verify_next_out",
         "one_vote_below_first",
     }
     for field in fields(AdaptiveParams):
@@ -361,6 +362,36 @@ def test_a_boundary_pair_its_loser_does_not_need_to_stay_out_is_not_verified_at_
     )
     assert asked(replace(budgeted, verify_load_bearing_only=False)) == [("a", "c"), ("b", "c")]
     assert asked(budgeted) == [("b", "c")]
+
+
+def test_a_candidate_one_further_out_that_won_a_pair_has_its_holding_loss_verified_at_a_budget():
+    # given a topic (k = 2) ended with a over b over c, decisive, and d out by a 2-0 loss to c (short of the
+    # decisive level at 10% reversals): c is the first candidate out, and d has three others above it, k + 1
+    errors = ErrorModel(rate=0.1)
+    wins = {("a", "b"): ("a", 3), ("b", "c"): ("b", 3), ("c", "d"): ("c", 2)}
+    state = _decided_state(wins, candidates=("a", "b", "c", "d"), rounds=6, final_stage=True)
+    budgeted = budget_params(AdaptiveParams(k=2, F=2))
+    asked = lambda state, params: sorted(  # noqa: E731
+        r.pair for r in adaptive_round_open(state, params=params, seed=0, errors=errors).requests
+    )
+    # then d, which has won nothing, is left out: a candidate that never won is seldom a lost top-k item
+    assert asked(state, budgeted) == []
+    # and once d has beaten f (decisive), the loss that holds it out is asked again, to the decisive level;
+    # without the rule it is not, since its winner c is out of the top-k too
+    won = _decided_state(
+        {**wins, ("d", "f"): ("d", 3)}, candidates=("a", "b", "c", "d", "f"), rounds=6, final_stage=True
+    )
+    opening = adaptive_round_open(won, params=budgeted, seed=0, errors=errors)
+    assert [(r.pair, r.votes) for r in opening.requests] == [(("c", "d"), 1)]
+    assert asked(won, replace(budgeted, verify_next_out=False)) == []
+    # and a candidate two further out (e, four above it) that won a pair does not have its 2-0 loss asked
+    further = _decided_state(
+        {**wins, ("d", "e"): ("d", 2), ("e", "g"): ("e", 3)},
+        candidates=("a", "b", "c", "d", "e", "g"),
+        rounds=6,
+        final_stage=True,
+    )
+    assert asked(further, budgeted) == [("c", "d")]
 
 
 def test_the_all_pairs_stage_at_a_budget_confirms_only_rank_1_and_orders_the_rest_by_one_vote():
