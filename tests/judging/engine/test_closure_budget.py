@@ -357,11 +357,11 @@ def test_a_boundary_pair_its_loser_does_not_need_to_stay_out_is_not_verified_at_
     assert sorted(open_candidates(state, k=2)) == ["a", "b"]
     # then c, out with exactly k above it, has both its losses verified without the rule; with it only (b, c):
     # were (a, c) a tie, a would still be above c through b, while were (b, c) a tie, c would have one above it
-    asked = lambda params: sorted(  # noqa: E731
-        r.pair for r in adaptive_round_open(state, params=params, seed=0, errors=errors).requests
-    )
-    assert asked(replace(budgeted, verify_load_bearing_only=False)) == [("a", "c"), ("b", "c")]
-    assert asked(budgeted) == [("b", "c")]
+    assert _pairs_asked(state, replace(budgeted, verify_load_bearing_only=False), errors) == [
+        ("a", "c"),
+        ("b", "c"),
+    ]
+    assert _pairs_asked(state, budgeted, errors) == [("b", "c")]
 
 
 def test_a_candidate_one_further_out_that_won_a_pair_has_its_holding_loss_verified_at_a_budget():
@@ -371,11 +371,8 @@ def test_a_candidate_one_further_out_that_won_a_pair_has_its_holding_loss_verifi
     wins = {("a", "b"): ("a", 3), ("b", "c"): ("b", 3), ("c", "d"): ("c", 2)}
     state = _decided_state(wins, candidates=("a", "b", "c", "d"), rounds=6, final_stage=True)
     budgeted = budget_params(AdaptiveParams(k=2, F=2))
-    asked = lambda state, params: sorted(  # noqa: E731
-        r.pair for r in adaptive_round_open(state, params=params, seed=0, errors=errors).requests
-    )
     # then d, which has won nothing, is left out: a candidate that never won is seldom a lost top-k item
-    assert asked(state, budgeted) == []
+    assert _pairs_asked(state, budgeted, errors) == []
     # and once d has beaten f (decisive), the loss that holds it out is asked again, to the decisive level;
     # without the rule it is not, since its winner c is out of the top-k too
     won = _decided_state(
@@ -383,7 +380,7 @@ def test_a_candidate_one_further_out_that_won_a_pair_has_its_holding_loss_verifi
     )
     opening = adaptive_round_open(won, params=budgeted, seed=0, errors=errors)
     assert [(r.pair, r.votes) for r in opening.requests] == [(("c", "d"), 1)]
-    assert asked(won, replace(budgeted, verify_next_out=False)) == []
+    assert _pairs_asked(won, replace(budgeted, verify_next_out=False), errors) == []
     # and a candidate two further out (e, four above it) that won a pair does not have its 2-0 loss asked
     further = _decided_state(
         {**wins, ("d", "e"): ("d", 2), ("e", "g"): ("e", 3)},
@@ -391,7 +388,7 @@ def test_a_candidate_one_further_out_that_won_a_pair_has_its_holding_loss_verifi
         rounds=6,
         final_stage=True,
     )
-    assert asked(further, budgeted) == [("c", "d")]
+    assert _pairs_asked(further, budgeted, errors) == [("c", "d")]
 
 
 def test_the_all_pairs_stage_at_a_budget_confirms_only_rank_1_and_orders_the_rest_by_one_vote():
@@ -437,6 +434,11 @@ def test_the_all_pairs_stage_at_a_budget_confirms_only_rank_1_and_orders_the_res
     # and the topic ends ranked by it: a first, then c, which led b on that one vote
     assert following.is_final
     assert [item.docid for item in following.ranked] == ["a", "c", "b"]
+
+
+def _pairs_asked(state: AdaptiveState, params: AdaptiveParams, errors: ErrorModel) -> list:
+    """The pairs the topic's next round asks, sorted."""
+    return sorted(r.pair for r in adaptive_round_open(state, params=params, seed=0, errors=errors).requests)
 
 
 def _decided_state(wins: dict, *, candidates: tuple, rounds: int, final_stage: bool = False) -> AdaptiveState:
