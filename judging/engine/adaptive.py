@@ -749,7 +749,10 @@ def weak_boundary_pairs(
             continue
         loser = key[1] if winner == key[0] else key[0]
         if loser in members or not _near_boundary(
-            graph.above_count(index[loser]), winner in members, loser in winners, params=params
+            above=graph.above_count(index[loser]),
+            winner_in_top=winner in members,
+            loser_won=loser in winners,
+            params=params,
         ):
             continue
         crowd_rate = key[0] in at_crowd_rate or key[1] in at_crowd_rate
@@ -760,7 +763,7 @@ def weak_boundary_pairs(
     return weak
 
 
-def _near_boundary(above: int, winner_in_top: bool, loser_won: bool, *, params: AdaptiveParams) -> bool:
+def _near_boundary(*, above: int, winner_in_top: bool, loser_won: bool, params: AdaptiveParams) -> bool:
     """Whether a confirmed loss of a candidate out of the top-k, with ``above`` others above it, is one the
     boundary's verification looks at: a loss to an item of the top-k of one of the first candidates out (exactly
     k above); with ``params.verify_next_out`` a loss to any candidate, of those and of the candidates one further
