@@ -764,16 +764,15 @@ def weak_boundary_pairs(
 
 
 def _near_boundary(*, above: int, winner_in_top: bool, loser_won: bool, params: AdaptiveParams) -> bool:
-    """Whether a confirmed loss of a candidate out of the top-k, with ``above`` others above it, is one the
-    boundary's verification looks at: a loss to an item of the top-k of one of the first candidates out (exactly
-    k above); with ``params.verify_next_out`` a loss to any candidate, of those and of the candidates one further
-    out that have won a pair. A true top-k item put out by one wrong loss to a candidate that is itself out has
-    k+1 others above it, so the first boundary never sees it: under 10% reversals at 14,000 judgments that was
-    half the true top-5 items lost, nearly always to a 2-0 pair. A candidate that has won nothing is seldom one
-    of them, and leaving those out halves the rule's cost. On CAsT with 10% reversals at 14,000 (seeds 10-29)
-    tie-aware recall went from 0.989 to 0.990 for 106 more judgments a run, on seeds 0-9 to 0.991, and on the
-    benchmark's seeds 0-4 to 0.992 with best first 171.4 (docs/decisions.md "Closure rounds at a budget: the
-    candidates one further out")."""
+    """Whether a confirmed loss of a candidate out of the top-k, with ``above`` others above it, is one the boundary's
+    verification looks at: a loss to an item of the top-k of one of the first candidates out (exactly k above); with
+    ``params.verify_next_out`` a loss to any candidate, of those and of the candidates one further out that have won
+    a pair. A true top-k item put out by one wrong loss to a candidate that is itself out has at least k+1 others
+    above it, so the first boundary never sees it: under 10% reversals at 14,000 judgments 85 of the 193 true top-5
+    items lost had such a loss, most of them a 2-0 pair. A candidate that has won nothing is seldom one of them, and
+    leaving those out halves the rule's cost. On CAsT with 10% reversals at 14,000 (seeds 10-29) tie-aware recall
+    went from 0.989 to 0.990 for 106 more judgments a run, on seeds 0-9 to 0.991, and on the benchmark's seeds 0-4
+    to 0.992 with best first 171.4 (docs/decisions.md "Closure rounds at a budget: the candidates one further out")."""
     if above == params.k:
         return winner_in_top or params.verify_next_out
     return params.verify_next_out and above == params.k + 1 and loser_won
