@@ -396,16 +396,16 @@ def noise_depends_on_items(evidence: ErrorEvidence, states: Iterable[AdaptiveSta
         return False
     pair_errors = pair_answers = 0
     for state in states:
-        counts = vote_evidence(state)
-        pair_errors += counts["pair_errors"]
-        pair_answers += counts["pair_answers"]
-    counts = {
+        topic_counts = vote_evidence(state)
+        pair_errors += topic_counts["pair_errors"]
+        pair_answers += topic_counts["pair_answers"]
+    totals = {
         "pair_errors": pair_errors,
         "pair_answers": pair_answers,
         "challenge_failures": sum(failed for _, failed in evidence.challenges.values()),
         "challenge_answers": sum(n for n, _ in evidence.challenges.values()),
     }
-    return errs_on_close_pairs(**counts) and splits_beyond_failures(**counts)
+    return errs_on_close_pairs(**totals) and splits_beyond_failures(**totals)
 
 
 # Each item is in up to this many pairs of a model round: on CAsT with the crowd log's level-gap noise at 14,000
