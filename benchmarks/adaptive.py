@@ -43,9 +43,23 @@ sys.path.insert(0, str(REPO_DIR))
 CAST_DIR = REPO_DIR.parent / "shared" / "data" / "cast2019"
 FIGURE = REPO_DIR / "docs" / "adaptive-cost-recall.png"
 CALIBRATION_FIGURE = REPO_DIR / "docs" / "judge-model-calibration.png"
-MODES = ("crowd", "adaptive", "budget-paper", "budget-14000", "budget-10000")
+MODES = (
+    "crowd",
+    "adaptive",
+    "budget-paper",
+    "budget-14000",
+    "budget-10000",
+    "budget-paper-40r",
+    "budget-14000-40r",
+)
+# The modes run unless --modes says otherwise: the ``-40r`` ones (the same budgets over 40 rounds) on request.
+DEFAULT_MODES = MODES[:5]
+# The ``--model-rounds`` of a mode that sets it: the budget spread over more, smaller rounds.
+MODEL_ROUNDS = {"budget-paper-40r": 40, "budget-14000-40r": 40}
+# The mode whose budget a ``-40r`` mode takes.
+PAPER_BUDGET_MODES = ("budget-paper", "budget-paper-40r")
 # The fixed budgets of the ``budget-N`` modes.
-BUDGETS = {"budget-14000": 14_000, "budget-10000": 10_000}
+BUDGETS = {"budget-14000": 14_000, "budget-10000": 10_000, "budget-14000-40r": 14_000}
 JUDGES = {
     "oracle": [],
     "error-0.1": ["--error-rate", "0.1"],
@@ -175,6 +189,7 @@ def run_one(task: tuple[str, str, int, int | None]) -> dict:
             str(confidence),
             *JUDGES[judge],
             *(["--max-judgments", str(budget)] if budget is not None else []),
+            *(["--model-rounds", str(MODEL_ROUNDS[mode])] if mode in MODEL_ROUNDS else []),
         ]
         stdout = io.StringIO()
         with contextlib.redirect_stdout(stdout):
@@ -201,7 +216,13 @@ def main() -> int:
         "--first-seed", type=int, default=0, help="seeds first-seed .. first-seed + seeds - 1 (default 0)"
     )
     parser.add_argument("--judges", nargs="+", choices=list(JUDGES), default=list(DEFAULT_JUDGES))
-    parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
+    parser.add_argument(
+        "--modes",
+        nargs="+",
+        choices=MODES,
+        default=list(DEFAULT_MODES),
+        help="default: all but the -40r modes (the same budgets over 40 model rounds: --model-rounds 40)",
+    )
     parser.add_argument(
         "--unbudgeted",
         nargs="+",
@@ -233,7 +254,7 @@ def main() -> int:
     global _WITH_TAU
     _WITH_TAU = not args.no_tau
     modes = [m for m in MODES if m in args.modes]
-    if "budget-paper" in modes and "crowd" not in modes:
+    if any(m in PAPER_BUDGET_MODES for m in modes) and "crowd" not in modes:
         modes.insert(0, "crowd")
     results: dict[tuple[str, str], list[dict]] = {}
     # The paper-budget runs spend what the crowd run of the same judge and seed spent, so they come second.
@@ -241,14 +262,14 @@ def main() -> int:
         (m, j, s, BUDGETS.get(m))
         for j in args.judges
         for m in modes
-        if m != "budget-paper"
+        if m not in PAPER_BUDGET_MODES
         and (m != "adaptive" or j in args.unbudgeted)
         and (m not in BUDGETS or j != "oracle")
         for s in range(args.first_seed, args.first_seed + args.seeds)
     ]
     with Pool(args.processes) as pool:
         _collect(pool, first, results, args.log)
-        if "budget-paper" in modes:
+        if any(m in PAPER_BUDGET_MODES for m in modes):
             spent = {
                 (r["judge"], r["seed"]): r["judgments"]
                 for (m, _), runs in results.items()
@@ -257,7 +278,9 @@ def main() -> int:
             }
             # A consistent crowd never leaves the closure rounds, so its budgeted run is its unbudgeted one.
             second = [
-                ("budget-paper", j, s, spent[(j, s)])
+                (m, j, s, spent[(j, s)])
+                for m in modes
+                if m in PAPER_BUDGET_MODES
                 for j in args.judges
                 if j != "oracle"
                 for s in range(args.first_seed, args.first_seed + args.seeds)
@@ -403,7 +426,14 @@ def print_goals(rows: list[dict]) -> None:
             ),
             ("perfect judge: <= 12 rounds", r["rounds"] <= 12, f"{r['rounds']:.1f}"),
         ]
-    for mode in ("adaptive", "budget-paper", "budget-14000", "budget-10000"):
+    for mode in (
+        "adaptive",
+        "budget-paper",
+        "budget-14000",
+        "budget-10000",
+        "budget-paper-40r",
+        "budget-14000-40r",
+    ):
         r = by.get((mode, "error-0.1"))
         if r is not None:
             met = (
@@ -435,11 +465,14 @@ def print_goals(rows: list[dict]) -> None:
                 f"{r['rounds']:.1f} rounds, {r['judgments']:,.0f} judgments; {_at_k(r)}",
             )
         )
-    r, paper = by.get(("budget-paper", "crowd-log-items")), by.get(("crowd", "crowd-log-items"))
-    if r is not None and paper is not None:
+    for mode in PAPER_BUDGET_MODES:
+        r, paper = by.get((mode, "crowd-log-items")), by.get(("crowd", "crowd-log-items"))
+        if r is None or paper is None:
+            continue
         goals.append(
             (
-                "crowd log, items, at the paper's count: recall >= the paper's, best first >= the paper's + 15",
+                f"crowd log, items, at the paper's count ({mode}): recall >= the paper's, best first >= the "
+                "paper's + 15",
                 r["oracle_top_k_recall_tie_aware"] >= paper["oracle_top_k_recall_tie_aware"]
                 and r["oracle_same_best_tie_aware"] >= paper["oracle_same_best_tie_aware"] + 15,
                 f"{r['oracle_top_k_recall_tie_aware']:.3f} vs {paper['oracle_top_k_recall_tie_aware']:.3f}"
@@ -490,6 +523,8 @@ MODE_LABELS = {
     "budget-paper": "adaptive at the paper's count",
     "budget-14000": "adaptive at 14,000",
     "budget-10000": "adaptive at 10,000",
+    "budget-paper-40r": "adaptive at the paper's count, 40 rounds",
+    "budget-14000-40r": "adaptive at 14,000, 40 rounds",
 }
 
 
@@ -513,6 +548,8 @@ def plot(rows: list[dict]) -> None:
                 ("^", "tab:green"),
                 ("D", "tab:purple"),
                 ("v", "tab:red"),
+                ("P", "tab:olive"),
+                ("X", "tab:brown"),
             ),
             strict=True,
         )

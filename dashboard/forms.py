@@ -4,7 +4,7 @@ from decimal import Decimal
 
 from django import forms
 
-from judging.engine import DEFAULT_ADAPTIVE_PARAMS
+from judging.engine import DEFAULT_ADAPTIVE_PARAMS, MAX_MODEL_ROUNDS
 from judging.models import Campaign, Export
 from pools.models import Collection
 
@@ -35,6 +35,13 @@ class CampaignCreateForm(forms.Form):
         required=False,
         min_value=1,
         help_text="adaptive mode: the judgment budget; judging stops at this many judgments (blank: none)",
+    )
+    model_rounds = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_MODEL_ROUNDS,
+        help_text="with a budget: the rounds the judge model spreads it over (blank: "
+        f"{DEFAULT_ADAPTIVE_PARAMS.model_rounds}); more rounds buy quality with time, not judgments",
     )
     seed = forms.IntegerField(initial=0)
     budget_usd = forms.DecimalField(required=False, min_value=Decimal("0"), decimal_places=2)

@@ -25,10 +25,12 @@ from judging.engine import (
     DEFAULT_HIT_SHAPE,
     DEFAULT_PARAMS,
     DEFAULT_PRICING,
+    MAX_MODEL_ROUNDS,
     MAX_PER_HIT,
     MAX_POOL_SIZE,
     MAX_ROUNDS,
     MAX_TRIALS,
+    MODEL_ROUNDS,
     AdaptiveParams,
     CrowdParams,
     HitShape,
@@ -281,6 +283,13 @@ def _add_adaptive_arguments(parser: argparse.ArgumentParser) -> None:
         help="adaptive mode: the budget; once a noisy crowd is seen, rounds are chosen by the judge model "
         "(docs/judge-model.md) and judging stops at this many judgments",
     )
+    parser.add_argument(
+        "--model-rounds",
+        type=bounded_int(1, MAX_MODEL_ROUNDS),
+        default=None,
+        help="with --max-judgments: the judge model's rounds end by this round, the budget spread over them "
+        f"(default {MODEL_ROUNDS}); more rounds buy quality with time, not judgments",
+    )
 
 
 def _adaptive_settings(args: argparse.Namespace) -> AdaptiveParams:
@@ -289,8 +298,11 @@ def _adaptive_settings(args: argparse.Namespace) -> AdaptiveParams:
         F=args.F if args.F is not None else DEFAULT_ADAPTIVE_PARAMS.F,
         max_votes=args.max_votes,
         confidence=args.confidence,
+        model_rounds=MODEL_ROUNDS if args.model_rounds is None else args.model_rounds,
     )
     params.validate()
+    if args.model_rounds is not None and args.max_judgments is None:
+        raise ValueError("--model-rounds needs --max-judgments (the model rounds spread a budget)")
     return params
 
 

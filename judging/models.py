@@ -14,7 +14,13 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
-from judging.engine import DEFAULT_ADAPTIVE_PARAMS, DEFAULT_HIT_SHAPE, DEFAULT_PARAMS, DEFAULT_PRICING
+from judging.engine import (
+    DEFAULT_ADAPTIVE_PARAMS,
+    DEFAULT_HIT_SHAPE,
+    DEFAULT_PARAMS,
+    DEFAULT_PRICING,
+    MAX_MODEL_ROUNDS,
+)
 from pools.models import Collection, Item, Topic
 
 
@@ -80,6 +86,9 @@ class Campaign(models.Model):
     # counted judgments, and once the crowd is seen to err on close pairs the judge model chooses the rounds.
     # Blank: no budget. A budgeted campaign runs in waves, as the simulator does (docs/judge-model.md).
     max_judgments = models.PositiveIntegerField(null=True, blank=True)
+    # With a budget: the judge model's rounds end by this round of the campaign, the budget spread over them
+    # (``toppref simulate --model-rounds``): more rounds buy quality with time, not judgments.
+    model_rounds = models.PositiveIntegerField(default=DEFAULT_ADAPTIVE_PARAMS.model_rounds)
     # Where a budgeted campaign's waves stand (``judging.services.budget``): how many waves have opened, whether
     # the judge model's rounds have taken over, and the last fit's reliabilities to refit from.
     wave_state = models.JSONField(null=True, blank=True)
@@ -142,6 +151,10 @@ class Campaign(models.Model):
             models.CheckConstraint(
                 condition=Q(max_judgments__isnull=True) | Q(max_judgments__gte=1),
                 name="campaign_max_judgments_at_least_1",
+            ),
+            models.CheckConstraint(
+                condition=Q(model_rounds__gte=1) & Q(model_rounds__lte=MAX_MODEL_ROUNDS),
+                name="campaign_model_rounds_in_range",
             ),
         ]
 

@@ -52,6 +52,7 @@ class CampaignSerializer(serializers.ModelSerializer):
             "max_votes",
             "confidence",
             "max_judgments",
+            "model_rounds",
             "seed",
             "preferences_per_hit",
             "challenges_per_hit",

@@ -30,6 +30,8 @@ the CLI simulator and a Celery task.
 
 from judging.engine.adaptive import (
     DEFAULT_ADAPTIVE_PARAMS,
+    MAX_MODEL_ROUNDS,
+    MODEL_ROUNDS,
     AdaptiveOpening,
     AdaptiveParams,
     AdaptiveState,
@@ -161,6 +163,8 @@ __all__ = [
     "plan_bounds_check",
     "plan_work",
     "DEFAULT_ADAPTIVE_PARAMS",
+    "MAX_MODEL_ROUNDS",
+    "MODEL_ROUNDS",
     "AdaptiveOpening",
     "AdaptiveParams",
     "AdaptiveState",

@@ -138,6 +138,14 @@ WORKER_SHRINKAGE = 20.0
 # each worker shrunk by the spread of the records instead gave 0.988 (docs/decisions.md, "Closure rounds at a
 # budget: 0.989 at 14,000").
 WORKER_HOMOGENEITY_LEVEL = 0.01
+# At a budget, the judge model's rounds end by this round of the campaign, closure waves included, the budget
+# spread evenly over the rounds left (``judges.model_round_limit``): crowd log, 14,000 judgments, seed 0: 0.844 /
+# 123 in 6 rounds of about 2,600 judgments, 0.895 / 126 in 15 rounds of 747 (docs/decisions.md, "The model rounds
+# at a budget"). More rounds buy a little more with time alone (docs/decisions.md, "The model rounds: more of
+# them, smaller"); the goals hold a campaign to 15.
+MODEL_ROUNDS = 15
+# A campaign's model rounds can be set up to this many (each round is a wave of HITs the crowd must finish).
+MAX_MODEL_ROUNDS = 1000
 MIN_ERROR, MAX_ERROR = 0.001, 0.45
 
 
@@ -166,8 +174,11 @@ class AdaptiveParams:
     ``verify_next_out``: that verification also takes the candidates one further out, with k+1 others above them,
     that won a pair, and their losses to candidates out of the top-k too;
     ``one_vote_below_first``: once at most k candidates are open, the all-pairs stage confirms only the pairs
-    between two candidates nobody is confirmed above, and asks each other pair one vote, once. The defaults are
-    the closure rounds without a budget; ``budget_params`` gives those at a budget."""
+    between two candidates nobody is confirmed above, and asks each other pair one vote, once;
+    ``model_rounds``: at a budget, once the judge model chooses the pairs, its rounds end by this round of the
+    campaign (closure waves included), the budget spread evenly over the rounds left: more rounds buy quality
+    with time, not judgments. The defaults are the closure rounds without a budget; ``budget_params`` gives those
+    at a budget."""
 
     k: int = 5
     F: int = 5
@@ -188,6 +199,7 @@ class AdaptiveParams:
     verify_load_bearing_only: bool = False
     verify_next_out: bool = False
     one_vote_below_first: bool = False
+    model_rounds: int = MODEL_ROUNDS
 
     def validate(self) -> None:
         """Raise ``ValueError`` naming the violated rule."""
@@ -212,6 +224,8 @@ class AdaptiveParams:
             raise ValueError(f"elimination losses must be at least 1 (got {self.elimination_losses})")
         if self.contender_wins < 0:
             raise ValueError(f"contender wins must be at least 0 (got {self.contender_wins})")
+        if not 1 <= self.model_rounds <= MAX_MODEL_ROUNDS:
+            raise ValueError(f"model rounds must be in [1, {MAX_MODEL_ROUNDS}] (got {self.model_rounds})")
 
 
 DEFAULT_ADAPTIVE_PARAMS = AdaptiveParams()

@@ -326,6 +326,7 @@ def plan_adaptive(
         "confidence": params.confidence,
         "error_rate": error_rate,
         "max_judgments": max_judgments,
+        "model_rounds": params.model_rounds if max_judgments is not None else None,
         "trials": trials,
         "topics": len(topics),
         "candidates": sum(pool_sizes.values()),

@@ -423,10 +423,6 @@ MODEL_ANCHOR_PAIRS = 4
 # recall under 0.91 on seeds 5-19); item world at the paper's count, seeds 10-19: 0.789 / 87.8 against 0.781 /
 # 89.5 (docs/decisions.md, "The model rounds' pair choice: eleven more designs on seeds kept apart").
 MODEL_BEST_DOUBT_WEIGHT = 1.5
-# The model rounds end by this round, closure waves included, the budget spread evenly over the rounds left
-# (``judges.model_round_limit``): crowd log, 14,000 judgments, seed 0: 0.844 / 123 in 6 rounds of about 2,600
-# judgments, 0.895 / 126 in 15 rounds of 747 (docs/decisions.md, "The model rounds at a budget").
-MODEL_MAX_ROUNDS = 15
 # The judge model refitted after every model round starts from the last fit: a few alternations suffice.
 # Their pair values are Bradley-Terry quantities (a pair's win probability and its variance), so the rounds read
 # the votes by Bradley-Terry whatever the crowd.
@@ -462,9 +458,9 @@ def simulate_adaptive(
     (``judges.model_round_pairs``: one vote per chosen pair a round, each doubtful item against the topic's
     anchors, an anchor in at most max(``params.pairs_per_round``, MODEL_ANCHOR_PAIRS) pairs and any other item
     in at most max(``params.pairs_per_round``, MODEL_PAIRS_PER_ITEM), at most ``params.max_votes`` votes a pair,
-    each round at most ``judges.model_round_limit`` judgments so that the budget is spread over MODEL_MAX_ROUNDS
-    rounds in all, ``grades`` as the model's prior) until the budget or the rounds are spent or every topic is
-    settled at ``params.confidence``; every topic not ended by then is ranked by the model (its top-k by
+    each round at most ``judges.model_round_limit`` judgments so that the budget is spread over
+    ``params.model_rounds`` rounds in all, ``grades`` as the model's prior) until the budget or the rounds are
+    spent or every topic is settled at ``params.confidence``; every topic not ended by then is ranked by the model (its top-k by
     posterior mean). A reliable crowd, or one that reverses at random, keeps the closure rounds with
     ``adaptive.budget_params``; each topic still open at the budget is ranked by the judge model fitted to every
     vote and challenge (``closure_cut_ranking``: its k most likely members of the top-k)."""
@@ -615,7 +611,7 @@ def _model_rounds(
 ) -> None:
     """The rounds of a noisy crowd at a budget (``simulate_adaptive``): fit the judge model to every vote and
     challenge so far, ask the pairs ``model_round_pairs`` chooses in the open ``topics`` (at most
-    ``model_round_limit`` of them), until the budget or MODEL_MAX_ROUNDS rounds are spent or nothing is in
+    ``model_round_limit`` of them), until the budget or ``params.model_rounds`` rounds are spent or nothing is in
     doubt; then rank each of those topics by the model. Every choice is one of those pure functions of the
     model, the vote counts, the budget left and the round number, so a database campaign can make the same. Votes are added to the topics'
     states (their ``decided`` pairs are left as the closure rounds left them)."""
@@ -746,9 +742,11 @@ def model_round_open(
     each doubtful item against its topic's anchors, an anchor in at most max(``params.pairs_per_round``,
     MODEL_ANCHOR_PAIRS) pairs and any other item in at most max(``params.pairs_per_round``,
     MODEL_PAIRS_PER_ITEM), no pair past ``params.max_votes``, at most ``judges.model_round_limit`` pairs (the
-    budget left spread over the rounds left of MODEL_MAX_ROUNDS). Empty when the budget or the rounds are spent
+    budget left spread over the rounds left of ``params.model_rounds``). Empty when the budget or the rounds are spent
     or every open topic is settled at ``params.confidence``: judging stops."""
-    limit = model_round_limit(budget_left=budget_left, rounds_done=rounds_done, max_rounds=MODEL_MAX_ROUNDS)
+    limit = model_round_limit(
+        budget_left=budget_left, rounds_done=rounds_done, max_rounds=params.model_rounds
+    )
     if limit <= 0:
         return {}
     open_model = replace(model, topics={topic: model.topics[topic] for topic in vote_counts})

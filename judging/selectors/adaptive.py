@@ -32,6 +32,7 @@ def adaptive_params(campaign: Campaign) -> AdaptiveParams:
         F=max(campaign.k, DEFAULT_ADAPTIVE_PARAMS.F),
         max_votes=campaign.max_votes,
         confidence=campaign.confidence,
+        model_rounds=campaign.model_rounds,
     )
     return params if campaign.max_judgments is None else budget_params(params)
 

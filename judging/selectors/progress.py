@@ -102,7 +102,10 @@ class CampaignProgress:
     ``hits_awaiting_confirmation``: HITs with an assignment whose answers are all in but that its provider
     (MTurk, Prolific) has not confirmed yet; ``judgments_unconfirmed``: stored answers of assignments the
     provider has not confirmed (awaiting it, or never confirmed and expired): they count toward nothing
-    (docs/decisions.md "Provisional until the provider confirms"). ``spend_usd``: ``campaign_spend`` (docs/decisions.md "Campaign spend")."""
+    (docs/decisions.md "Provisional until the provider confirms"). ``spend_usd``: ``campaign_spend`` (docs/decisions.md "Campaign spend").
+    ``max_judgments``, ``waves``, ``model_rounds``: a budgeted campaign's judgment budget, the waves it has opened
+    and the wave by which the judge model's rounds end (None without a budget); ``judge_model_rounds``: whether
+    the judge model chooses the rounds yet."""
 
     status: str
     topics: dict[str, int]
@@ -126,6 +129,8 @@ class CampaignProgress:
     publish_note: str
     max_judgments: int | None = None
     judge_model_rounds: bool = False
+    waves: int | None = None
+    model_rounds: int | None = None
 
     @property
     def fraction_finished(self) -> float:
@@ -259,6 +264,7 @@ def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
             campaign=campaign, assessor__isnull=False, assessor_lease_until__gte=timezone.now()
         ).values_list("assessor_id", flat=True)
     )
+    wave_state = wave_state_of(campaign)
     return CampaignProgress(
         status=campaign.status,
         topics=topics,
@@ -291,7 +297,9 @@ def campaign_progress(*, campaign: Campaign) -> CampaignProgress:
         budget_usd=campaign.budget_usd,
         publish_note=campaign.publish_note,
         max_judgments=campaign.max_judgments,
-        judge_model_rounds=wave_state_of(campaign)["phase"] == JUDGE_MODEL_PHASE,
+        judge_model_rounds=wave_state["phase"] == JUDGE_MODEL_PHASE,
+        waves=wave_state["waves"] if campaign.max_judgments is not None else None,
+        model_rounds=campaign.model_rounds if campaign.max_judgments is not None else None,
     )
 
 

@@ -58,6 +58,7 @@ def campaign_create(
     max_votes: int = DEFAULT_ADAPTIVE_PARAMS.max_votes,
     confidence: float = DEFAULT_ADAPTIVE_PARAMS.confidence,
     max_judgments: int | None = None,
+    model_rounds: int | None = None,
     seed: int = 0,
     preferences_per_hit: int = DEFAULT_HIT_SHAPE.preferences,
     challenges_per_hit: int = DEFAULT_HIT_SHAPE.challenges,
@@ -78,8 +79,9 @@ def campaign_create(
     at least one preference per HIT, prices finite and not negative, a budget that pays for at least one
     HIT, hence a HIT that costs something when there is a budget, a known mode, culling rule and crowd
     provider; for every mode, max votes >= 1 and a confidence strictly between 0.5 and 1, which the adaptive
-    mode uses; a judgment budget ``max_judgments`` of at least 1, in the adaptive mode only). Defaults are the
-    engine's (``judging.engine.params``).
+    mode uses; a judgment budget ``max_judgments`` of at least 1, in the adaptive mode only; ``model_rounds``,
+    the rounds the judge model spreads that budget over, in [1, MAX_MODEL_ROUNDS], other than the default only
+    with a budget). Defaults are the engine's (``judging.engine.params``, ``judging.engine.adaptive``).
 
     A language model judges with ``llm_model`` (docs/llm-judges.md): alone with ``provider="llm"`` (then
     HITs pay nothing, the budget bounds the tokens at ``llm_price_in_usd`` / ``llm_price_out_usd`` per
@@ -89,11 +91,15 @@ def campaign_create(
     is_llm_only = provider == Campaign.Provider.LLM
     try:
         CrowdParams(k=k, F=final_stage_size, P=opponents, culling=culling, max_rounds=max_rounds).validate()
-        AdaptiveParams(k=k, max_votes=max_votes, confidence=confidence).validate()
+        model_rounds = DEFAULT_ADAPTIVE_PARAMS.model_rounds if model_rounds is None else model_rounds
+        AdaptiveParams(k=k, max_votes=max_votes, confidence=confidence, model_rounds=model_rounds).validate()
         if max_judgments is not None and mode != Campaign.Mode.ADAPTIVE:
             raise ValueError("a judgment budget (max_judgments) needs the adaptive mode")
         if max_judgments is not None and max_judgments < 1:
             raise ValueError(f"max judgments must be at least 1 (got {max_judgments})")
+        # A campaign read back through the API carries the default: only a chosen count asks for a budget.
+        if max_judgments is None and model_rounds != DEFAULT_ADAPTIVE_PARAMS.model_rounds:
+            raise ValueError("model rounds spread a judgment budget: give max_judgments too")
         HitShape(preferences=preferences_per_hit, challenges=challenges_per_hit).validate()
         pricing = Pricing(pay_per_hit=Decimal(pay_per_hit_usd), fee=Decimal(fee_per_hit_usd))
         if is_llm_only:
@@ -127,6 +133,7 @@ def campaign_create(
         max_votes=max_votes,
         confidence=confidence,
         max_judgments=max_judgments,
+        model_rounds=model_rounds,
         seed=seed,
         preferences_per_hit=preferences_per_hit,
         challenges_per_hit=challenges_per_hit,

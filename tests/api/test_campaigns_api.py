@@ -51,20 +51,35 @@ def test_create_an_adaptive_campaign_with_a_judgment_budget(api, demo_collection
     # Given an adaptive campaign posted with a budget of 120 judgments, and a crowd-mode one posted with a budget
     created = api.post(
         "/api/campaigns/",
-        {"name": "budgeted", "collection": "demo", "mode": "adaptive", "max_judgments": 120},
+        {
+            "name": "budgeted",
+            "collection": "demo",
+            "mode": "adaptive",
+            "max_judgments": 120,
+            "model_rounds": 30,
+        },
         format="json",
     )
     refused = api.post(
         "/api/campaigns/", {"name": "crowd-budget", "collection": "demo", "max_judgments": 120}, format="json"
     )
+    # and an adaptive one given model rounds without a budget to spread over them
+    no_budget = api.post(
+        "/api/campaigns/",
+        {"name": "rounds-only", "collection": "demo", "mode": "adaptive", "model_rounds": 30},
+        format="json",
+    )
     # Then the first is created with its budget, which its detail and its progress carry; the second is refused
     assert created.status_code == 201, created.json()
     assert Campaign.objects.get(name="budgeted").max_judgments == 120
     body = api.get("/api/campaigns/budgeted/").json()
-    assert body["max_judgments"] == 120
+    assert (body["max_judgments"], body["model_rounds"]) == (120, 30)
     assert (body["progress"]["max_judgments"], body["progress"]["judge_model_rounds"]) == (120, False)
+    assert (body["progress"]["waves"], body["progress"]["model_rounds"]) == (0, 30)
     assert refused.status_code == 400 and "adaptive mode" in str(refused.json())
     assert not Campaign.objects.filter(name="crowd-budget").exists()
+    assert no_budget.status_code == 400 and "give max_judgments too" in str(no_budget.json())
+    assert not Campaign.objects.filter(name="rounds-only").exists()
 
 
 def test_create_campaign_with_bad_parameters_names_the_field_and_creates_nothing(api, demo_collection):

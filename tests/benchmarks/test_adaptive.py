@@ -102,3 +102,15 @@ def test_rows_kept_without_their_seeds_print_no_spread(adaptive, capsys):
     line = next(x for x in capsys.readouterr().out.splitlines() if "crowd log, gap" in x)
     assert "s.e." not in line
     assert line.startswith("met")
+
+
+def test_the_item_worlds_goal_is_judged_for_each_paper_budget_mode_apart(adaptive, capsys):
+    # Given the paper's procedure and the adaptive mode at its count over the default rounds and over 40
+    paper = _row("crowd", "crowd-log-items", [0.80, 0.78, 0.79], [60.0, 65.0, 64.0])
+    default = _row("budget-paper", "crowd-log-items", [0.79, 0.78, 0.77], [90.0, 85.0, 91.0])
+    longer = _row("budget-paper-40r", "crowd-log-items", [0.81, 0.79, 0.79], [90.0, 85.0, 91.0])
+    adaptive.print_goals([paper, default, longer])
+    lines = [x for x in capsys.readouterr().out.splitlines() if "items, at the paper's count" in x]
+    # Then each gets its own line, named by its mode, met or not on its own figures
+    assert [line.split("(")[1].split(")")[0] for line in lines] == ["budget-paper", "budget-paper-40r"]
+    assert lines[0].startswith("NOT met") and lines[1].startswith("met")

@@ -298,11 +298,12 @@ def test_a_budgeted_adaptive_campaign_from_the_form_shows_its_budget_and_spend(
     client.force_login(researcher)
     form = {"name": "budget-page", "collection": "demo", "mode": "adaptive", "k": 5, "final_stage_size": 9}
     response = client.post(
-        "/dashboard/campaigns/new/", form | {"opponents": 7, "max_judgments": 60, "seed": 1}
+        "/dashboard/campaigns/new/",
+        form | {"opponents": 7, "max_judgments": 60, "model_rounds": 20, "seed": 1},
     )
     assert response.status_code == 302
     campaign = Campaign.objects.get(name="budget-page")
-    assert campaign.max_judgments == 60
+    assert (campaign.max_judgments, campaign.model_rounds) == (60, 20)
     with django_capture_on_commit_callbacks(execute=True):
         client.post("/dashboard/campaigns/budget-page/action/", {"action": "start"})
     campaign_simulate(campaign=campaign, oracle=PerfectOracle(read_qrels(DEMO_DIR / "qrels.preference.txt")))
@@ -310,3 +311,4 @@ def test_a_budgeted_adaptive_campaign_from_the_form_shows_its_budget_and_spend(
     html = client.get("/dashboard/campaigns/budget-page/").content.decode()
 
     assert 'data-max-judgments="60"' in html and "60 of 60" in html
+    assert 'data-model-rounds="20"' in html and "rounds end by wave 20" in html

@@ -7,7 +7,9 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 
+from judging.engine import MODEL_ROUNDS
 from judging.models import Campaign, CampaignTopic, Candidate, Pair, Round
+from judging.selectors.adaptive import adaptive_params
 from judging.services import (
     CampaignConfigError,
     CampaignStateError,
@@ -64,6 +66,28 @@ def test_campaign_create_refuses_negative_pay_and_unknown_culling():
         campaign_create(collection=collection, name="bad-rule", culling="unanimous")
 
     assert Campaign.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_model_rounds_need_a_budget_and_a_count_in_range():
+    collection = CollectionFactory()
+
+    with pytest.raises(
+        CampaignConfigError, match="model rounds spread a judgment budget: give max_judgments"
+    ):
+        campaign_create(collection=collection, name="no-budget", mode="adaptive", model_rounds=40)
+    with pytest.raises(CampaignConfigError, match="model rounds must be in .1, 1000."):
+        campaign_create(
+            collection=collection, name="none", mode="adaptive", max_judgments=500, model_rounds=0
+        )
+    assert Campaign.objects.count() == 0
+    # the default count, as a campaign read back through the API carries it, needs no budget
+    plain = campaign_create(collection=collection, name="plain", mode="adaptive", model_rounds=MODEL_ROUNDS)
+    budgeted = campaign_create(
+        collection=collection, name="slow", mode="adaptive", max_judgments=500, model_rounds=40
+    )
+    assert (plain.model_rounds, budgeted.model_rounds) == (MODEL_ROUNDS, 40)
+    assert adaptive_params(budgeted).model_rounds == 40
 
 
 @pytest.mark.django_db

@@ -130,6 +130,11 @@ def test_max_judgments_caps_a_noisy_adaptive_campaign(tmp_path, capsys):
         (["--max-judgments", "100"], "--max-judgments needs --mode adaptive"),
         (["--max-judgments", "0", "--mode", "adaptive"], "argument --max-judgments: 0 is out of range"),
         (["--noise-model", "trees"], "argument --noise-model: invalid choice"),
+        (["--model-rounds", "30", "--mode", "adaptive"], "--model-rounds needs --max-judgments"),
+        (
+            ["--model-rounds", "0", "--mode", "adaptive", "--max-judgments", "9"],
+            "--model-rounds: 0 is out of range",
+        ),
     ],
 )
 def test_bad_judge_model_parameters_exit_2_writing_nothing(tmp_path, capsys, arguments, message):
@@ -154,6 +159,15 @@ def test_plan_prices_quality_at_a_budget_beside_the_papers_procedure(capsys):
     assert 0 <= plan["top_k_recall"] <= 1 and 0 <= plan["best_first"] <= 1
     assert 0 <= plan["crowd"]["top_k_recall"] <= 1 and "best_first" in plan["crowd"]
     assert "Within 120 judgments: expected top-3 recall" in captured.err
+
+
+def test_plan_at_a_budget_says_over_how_many_model_rounds(capsys):
+    status = main(
+        ["plan", "--pool-size", "30", "--mode", "adaptive", "--max-judgments", "120", "--model-rounds", "25",
+         "--trials", "1", "-k", "3", "-F", "6", "-P", "4"]
+    )  # fmt: skip
+    plan = json.loads(capsys.readouterr().out)
+    assert status == 0 and (plan["max_judgments"], plan["model_rounds"]) == (120, 25)
 
 
 def test_plan_max_judgments_needs_the_adaptive_mode(capsys):

@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 from django.core.management import call_command
 
-from judging.engine import challenge_nonrelevant, simulate_adaptive, simulator
+from judging.engine import MODEL_ROUNDS, challenge_nonrelevant, simulate_adaptive, simulator
 from judging.models import Campaign, Judgment, Pair, Round
 from judging.selectors import campaign_preferences, campaign_progress, campaign_ranked
 from judging.selectors.confidence import campaign_challenge_answers
@@ -54,13 +54,13 @@ def simulated_votes(result):
     }
 
 
-def run_both(monkeypatch=None, budget=BUDGET, error_rate=ERROR_RATE, name="demo-budget"):
+def run_both(monkeypatch=None, budget=BUDGET, error_rate=ERROR_RATE, name="demo-budget", model_rounds=None):
     """The budgeted campaign through the services, each HIT to a worker of its own, and the simulator with a new
     worker per HIT (``workers=0``): the judge model weighs each judge by what that judge answered, so both paths
     give it the same judges."""
     graded = read_qrels(DEMO_DIR / "qrels.graded.txt")
     values = read_qrels(DEMO_DIR / "qrels.preference.txt")
-    campaign = campaign_start(campaign=demo_campaign(name, max_judgments=budget))
+    campaign = campaign_start(campaign=demo_campaign(name, max_judgments=budget, model_rounds=model_rounds))
     pools = {topic: sorted(pool) for topic, pool in thin_qrels(graded, campaign.k).items()}
     report = campaign_simulate(
         campaign=campaign,
@@ -82,9 +82,13 @@ def run_both(monkeypatch=None, budget=BUDGET, error_rate=ERROR_RATE, name="demo-
 
 
 @pytest.mark.django_db
-def test_a_budgeted_noisy_campaign_equals_the_simulator_through_the_judge_models_rounds(monkeypatch):
+@pytest.mark.parametrize("model_rounds", [None, MODEL_ROUNDS + 10])
+def test_a_budgeted_noisy_campaign_equals_the_simulator_through_the_judge_models_rounds(
+    monkeypatch, model_rounds
+):
     # Given the demo collection, an adaptive campaign with a budget of 400 judgments and a crowd erring 25% of the
-    # time on candidate pairs (the same answers for the same pair and repeat whichever path asks it)
+    # time on candidate pairs (the same answers for the same pair and repeat whichever path asks it), its model
+    # rounds ending by the default round or by a later one
     fits = []
     original_fit = simulator.model_round_fit
 
@@ -95,7 +99,7 @@ def test_a_budgeted_noisy_campaign_equals_the_simulator_through_the_judge_models
     monkeypatch.setattr(waves_service, "model_round_fit", counted_fit)
 
     # When simulated workers judge it through the services, and the pure simulator runs it
-    campaign, report, engine, graded = run_both()
+    campaign, report, engine, graded = run_both(model_rounds=model_rounds)
 
     # Then (guard) the judge model's rounds ran in the database: fitted more than once, each refit from the last
     assert campaign.wave_state["phase"] == "model" and fits[0] is False and fits.count(True) >= 2
@@ -105,6 +109,7 @@ def test_a_budgeted_noisy_campaign_equals_the_simulator_through_the_judge_models
     counted = Pair.objects.filter(round__campaign_topic__campaign=campaign, winner__isnull=False).count()
     assert counted == engine.judgments == BUDGET
     assert campaign.wave_state["waves"] == engine.rounds
+    assert engine.rounds == (model_rounds or MODEL_ROUNDS)
     assert {
         topic: Round.objects.filter(
             campaign_topic__campaign=campaign, campaign_topic__topic__topic_id=topic
@@ -202,14 +207,15 @@ def test_a_budgeted_campaign_never_passes_its_budget_and_no_worker_judges_a_pair
 
 
 @pytest.mark.django_db
-def test_campaign_create_takes_max_judgments_and_campaign_status_shows_budget_and_spend(capsys):
+def test_campaign_create_takes_max_judgments_and_model_rounds_and_campaign_status_shows_them(capsys):
     demo_load(directory=DEMO_DIR)
     call_command(
-        "campaign_create", "budgeted", "--collection", "demo", "--mode", "adaptive", "--max-judgments", "120"
-    )
-    assert "max_judgments=120" in capsys.readouterr().out
+        "campaign_create", "budgeted", "--collection", "demo", "--mode", "adaptive", "--max-judgments", "120",
+        "--model-rounds", "30",
+    )  # fmt: skip
+    assert "max_judgments=120 model_rounds=30" in capsys.readouterr().out
     campaign = Campaign.objects.get(name="budgeted")
-    assert campaign.max_judgments == 120
+    assert (campaign.max_judgments, campaign.model_rounds) == (120, 30)
     campaign_start(campaign=campaign)
 
     call_command("campaign_status", "budgeted", "--json")
@@ -220,7 +226,8 @@ def test_campaign_create_takes_max_judgments_and_campaign_status_shows_budget_an
 
     queued = Pair.objects.filter(round__campaign_topic__campaign=campaign).count()
     assert (status["max_judgments"], status["judgments"], status["judge_model_rounds"]) == (120, 0, False)
-    assert "judgments: 0 crowd, 0 tournament (budget 120)" in text
+    assert (status["waves"], status["model_rounds"]) == (1, 30)
+    assert "judgments: 0 crowd, 0 tournament (budget 120, wave 1)" in text
     assert 0 < queued <= 120
 
 

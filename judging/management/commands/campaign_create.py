@@ -72,6 +72,13 @@ class Command(BaseCommand):
             help="adaptive mode: the judgment budget; judging stops at this many judgments and, once the crowd "
             "is seen to err on close pairs, the judge model chooses the rounds (docs/judge-model.md; default: none)",
         )
+        parser.add_argument(
+            "--model-rounds",
+            type=int,
+            default=None,
+            help="with --max-judgments: the judge model's rounds end by this round, the budget spread over them "
+            f"(default {adaptive.model_rounds}); more rounds buy quality with time, not judgments",
+        )
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--preferences-per-hit", type=int, default=shape.preferences)
         parser.add_argument("--challenges-per-hit", type=int, default=shape.challenges)
@@ -169,6 +176,7 @@ class Command(BaseCommand):
                 max_votes=options["max_votes"],
                 confidence=options["confidence"],
                 max_judgments=options["max_judgments"],
+                model_rounds=options["model_rounds"],
                 seed=options["seed"],
                 preferences_per_hit=options["preferences_per_hit"],
                 challenges_per_hit=options["challenges_per_hit"],
@@ -193,7 +201,11 @@ class Command(BaseCommand):
                 if campaign.mode == Campaign.Mode.ADAPTIVE
                 else ""
             )
-            + (f" max_judgments={campaign.max_judgments}" if campaign.max_judgments is not None else "")
+            + (
+                f" max_judgments={campaign.max_judgments} model_rounds={campaign.model_rounds}"
+                if campaign.max_judgments is not None
+                else ""
+            )
             + ("" if campaign.provider == Campaign.Provider.LOCAL else f" provider={campaign.provider}")
             + (f" model={campaign.llm_model}" if campaign.has_llm else "")
         )

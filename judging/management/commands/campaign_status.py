@@ -34,8 +34,12 @@ class Command(BaseCommand):
             + (
                 ""
                 if progress.max_judgments is None
-                else f" (budget {progress.max_judgments}"
-                + ("; the judge model chooses the rounds)" if progress.judge_model_rounds else ")")
+                else f" (budget {progress.max_judgments}, wave {progress.waves}"
+                + (
+                    f"; the judge model chooses the rounds, which end by wave {progress.model_rounds})"
+                    if progress.judge_model_rounds
+                    else ")"
+                )
             ),
             f"answers: {progress.answers['preferences']} preferences, {progress.answers['challenges']} challenges",
             f"pairs: {progress.pairs_queued} queued, {progress.pairs_in_hits} in HITs",

@@ -2,6 +2,7 @@
 
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,6 +14,7 @@ from judging.engine import (
     PerfectOracle,
     simulate_adaptive,
 )
+from judging.engine.adaptive import MAX_MODEL_ROUNDS, MODEL_ROUNDS
 from judging.engine.judges import (
     ItemConfidence,
     JudgeModel,
@@ -23,7 +25,7 @@ from judging.engine.judges import (
     model_round_pairs,
     vote_variance_share,
 )
-from judging.engine.simulator import MODEL_MAX_ROUNDS, MODEL_SWITCH_WAVES, noise_depends_on_items
+from judging.engine.simulator import MODEL_SWITCH_WAVES, noise_depends_on_items
 from tests.judging.engine.worlds import shuffled_world
 
 
@@ -244,10 +246,43 @@ def test_a_crowd_erring_on_close_pairs_ends_within_the_model_rounds_and_their_li
     result = simulate_adaptive(
         pools, oracle, params=AdaptiveParams(k=3), seed=3, nonrelevant=nonrelevant, max_judgments=1200
     )
-    # then it spends the budget over MODEL_MAX_ROUNDS rounds in all, within the caps, which may leave it short:
+    # then it spends the budget over MODEL_ROUNDS rounds in all, within the caps, which may leave it short:
     # every pair holds one of a topic's 3 anchors, each in at most MODEL_ANCHOR_PAIRS pairs, so a round asks at
     # most 12 x 12 = 144 votes, and the last rounds cannot take up what the earlier ones left
     assert 1100 <= result.judgments <= 1200
-    assert result.rounds == MODEL_MAX_ROUNDS
+    assert result.rounds == MODEL_ROUNDS
     counts = result.vote_counts()
     assert counts["max_votes_per_pair"] <= 5 and counts["repeat_pairs_same_worker"] == 0
+
+
+def test_the_model_rounds_spread_the_budget_over_the_rounds_asked_for():
+    # given the same crowd erring on close pairs, at the same budget, with model rounds ending by round 10 and by
+    # round 30 (closure waves included)
+    values, pools, nonrelevant = shuffled_world(12, 14, 3)
+
+    def run(model_rounds: int):
+        oracle = NoisyOracle(values, rng=random.Random(3), discriminability=0.4)
+        params = AdaptiveParams(k=3, model_rounds=model_rounds)
+        return simulate_adaptive(
+            pools, oracle, params=params, seed=3, nonrelevant=nonrelevant, max_judgments=1200
+        )
+
+    fewer, more = run(10), run(30)
+    # then each ends by its own last round, within the budget and the caps; the fewer rounds leave budget to the
+    # per-round caps, the smaller rounds spend it all
+    assert (fewer.rounds, more.rounds) == (10, 30)
+    assert fewer.judgments < more.judgments == 1200
+    for result in (fewer, more):
+        counts = result.vote_counts()
+        assert counts["max_votes_per_pair"] <= 5 and counts["repeat_pairs_same_worker"] == 0
+    # and a count the closure waves have already reached when the crowd is seen to err on close pairs ends
+    # judging there: each topic still open is ranked by the model
+    early = run(3)
+    assert early.rounds < fewer.rounds and early.judgments < fewer.judgments
+    assert all(outcome.ranked for outcome in early.topics.values())
+
+
+def test_model_rounds_out_of_range_are_refused():
+    for model_rounds in (0, MAX_MODEL_ROUNDS + 1):
+        with pytest.raises(ValueError, match="model rounds must be in"):
+            AdaptiveParams(model_rounds=model_rounds).validate()

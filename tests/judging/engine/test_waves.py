@@ -3,6 +3,7 @@ simulator and the database's waves both call."""
 
 import json
 import random
+from dataclasses import replace
 
 from judging.engine import (
     AdaptiveOpening,
@@ -20,8 +21,7 @@ from judging.engine import (
     model_round_queue,
     model_round_vote_counts,
 )
-from judging.engine.adaptive import Request
-from judging.engine.simulator import MODEL_MAX_ROUNDS
+from judging.engine.adaptive import MODEL_ROUNDS, Request
 
 
 def _opening(*requests):
@@ -105,9 +105,13 @@ def test_a_model_round_asks_only_open_topics_within_the_budget_and_adds_one_roun
     counts = model_round_vote_counts(states, ["t0", "t2"])
 
     assert model_round_open(model, counts, budget_left=0, rounds_done=3, params=params) == {}
-    # the rounds spent (MODEL_MAX_ROUNDS in all), judging stops whatever the budget left
-    assert model_round_open(model, counts, budget_left=50, rounds_done=MODEL_MAX_ROUNDS, params=params) == {}
-    chosen = model_round_open(model, counts, budget_left=5, rounds_done=MODEL_MAX_ROUNDS - 1, params=params)
+    # the rounds spent (MODEL_ROUNDS in all), judging stops whatever the budget left
+    assert model_round_open(model, counts, budget_left=50, rounds_done=MODEL_ROUNDS, params=params) == {}
+    # a campaign given more model rounds goes on, and ends by its own last
+    longer = replace(params, model_rounds=MODEL_ROUNDS + 5)
+    assert model_round_open(model, counts, budget_left=50, rounds_done=MODEL_ROUNDS, params=longer) != {}
+    assert model_round_open(model, counts, budget_left=50, rounds_done=MODEL_ROUNDS + 5, params=longer) == {}
+    chosen = model_round_open(model, counts, budget_left=5, rounds_done=MODEL_ROUNDS - 1, params=params)
     queue = model_round_queue(chosen)
     assert 0 < len(queue) <= 5 and {topic for topic, _ in queue} <= {"t0", "t2"}
     assert [topic for topic, _ in queue] == sorted(topic for topic, _ in queue)
