@@ -426,14 +426,7 @@ def print_goals(rows: list[dict]) -> None:
             ),
             ("perfect judge: <= 12 rounds", r["rounds"] <= 12, f"{r['rounds']:.1f}"),
         ]
-    for mode in (
-        "adaptive",
-        "budget-paper",
-        "budget-14000",
-        "budget-10000",
-        "budget-paper-40r",
-        "budget-14000-40r",
-    ):
+    for mode in (m for m in MODES if m != "crowd"):
         r = by.get((mode, "error-0.1"))
         if r is not None:
             met = (

@@ -460,8 +460,8 @@ def simulate_adaptive(
     in at most max(``params.pairs_per_round``, MODEL_PAIRS_PER_ITEM), at most ``params.max_votes`` votes a pair,
     each round at most ``judges.model_round_limit`` judgments so that the budget is spread over
     ``params.model_rounds`` rounds in all, ``grades`` as the model's prior) until the budget or the rounds are
-    spent or every topic is settled at ``params.confidence``; every topic not ended by then is ranked by the model (its top-k by
-    posterior mean). A reliable crowd, or one that reverses at random, keeps the closure rounds with
+    spent or every topic is settled at ``params.confidence``; every topic not ended by then is ranked by the
+    model (its top-k by posterior mean). A reliable crowd, or one that reverses at random, keeps the closure rounds with
     ``adaptive.budget_params``; each topic still open at the budget is ranked by the judge model fitted to every
     vote and challenge (``closure_cut_ranking``: its k most likely members of the top-k)."""
     params.validate()
@@ -742,8 +742,8 @@ def model_round_open(
     each doubtful item against its topic's anchors, an anchor in at most max(``params.pairs_per_round``,
     MODEL_ANCHOR_PAIRS) pairs and any other item in at most max(``params.pairs_per_round``,
     MODEL_PAIRS_PER_ITEM), no pair past ``params.max_votes``, at most ``judges.model_round_limit`` pairs (the
-    budget left spread over the rounds left of ``params.model_rounds``). Empty when the budget or the rounds are spent
-    or every open topic is settled at ``params.confidence``: judging stops."""
+    budget left spread over the rounds left of ``params.model_rounds``). Empty when the budget or the rounds are
+    spent or every open topic is settled at ``params.confidence``: judging stops."""
     limit = model_round_limit(
         budget_left=budget_left, rounds_done=rounds_done, max_rounds=params.model_rounds
     )

@@ -102,7 +102,8 @@ class CampaignProgress:
     ``hits_awaiting_confirmation``: HITs with an assignment whose answers are all in but that its provider
     (MTurk, Prolific) has not confirmed yet; ``judgments_unconfirmed``: stored answers of assignments the
     provider has not confirmed (awaiting it, or never confirmed and expired): they count toward nothing
-    (docs/decisions.md "Provisional until the provider confirms"). ``spend_usd``: ``campaign_spend`` (docs/decisions.md "Campaign spend").
+    (docs/decisions.md "Provisional until the provider confirms"). ``spend_usd``: ``campaign_spend``
+    (docs/decisions.md "Campaign spend").
     ``max_judgments``, ``waves``, ``model_rounds``: a budgeted campaign's judgment budget, the waves it has opened
     and the wave by which the judge model's rounds end (None without a budget); ``judge_model_rounds``: whether
     the judge model chooses the rounds yet."""
