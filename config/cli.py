@@ -22,6 +22,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 EXIT_BAD_DATA = 1
 EXIT_BAD_USAGE = 2
@@ -164,6 +165,42 @@ def _file_identity(path: str | os.PathLike[str]) -> object:
     except OSError:
         return where
     return (status.st_dev, status.st_ino)
+
+
+# A bar appears only once its work has run this long: a quick command stays quiet.
+PROGRESS_DELAY_SECONDS = 1.0
+
+
+class _NoProgressBar:
+    """What ``progress_bar`` gives off a terminal: a bar that counts and shows nothing."""
+
+    n = 0
+
+    def __enter__(self) -> _NoProgressBar:
+        return self
+
+    def __exit__(self, *exception: object) -> None:
+        return None
+
+    def update(self, count: int = 1) -> None:
+        self.n += count
+
+    def set_postfix_str(self, text: str, refresh: bool = True) -> None:
+        return None
+
+    def set_description_str(self, text: str) -> None:
+        return None
+
+
+def progress_bar(*, total: int | None, description: str, unit: str) -> Any:
+    """A tqdm bar on stderr for a command's long work, shown only on a terminal and only after a second.
+    Elsewhere (a pipe, a file, a benchmark) tqdm is not even imported: its import costs more CPU than some of
+    the work it would count."""
+    if not sys.stderr.isatty():
+        return _NoProgressBar()
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=description, unit=unit, file=sys.stderr, delay=PROGRESS_DELAY_SECONDS)
 
 
 def warn(command: str, message: str) -> None:

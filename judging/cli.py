@@ -9,6 +9,7 @@ import random
 import sys
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+from typing import Any
 
 from config.cli import (
     DataError,
@@ -16,6 +17,7 @@ from config.cli import (
     finite_float,
     input_file,
     output_files,
+    progress_bar,
     seed,
     warn,
 )
@@ -41,6 +43,7 @@ from judging.engine import (
     PerfectOracle,
     Pricing,
     ReplayOracle,
+    SimulationResult,
     best_first_ceiling,
     challenge_nonrelevant,
     decisive_records,
@@ -410,30 +413,47 @@ def simulate_command(args: argparse.Namespace) -> int:
     # pairs show too, where the topic has one.
     shown = {docid for pool in pools.values() for docid in pool}
     nonrelevant = {topic: challenge_nonrelevant(topic, graded, shown=shown) for topic in pools}
-    if args.mode == "crowd":
-        result = simulate_crowd(
-            pools,
-            oracle,
-            params=params,
-            seed=args.seed,
-            hit_shape=hit_shape,
-            pricing=pricing,
-            nonrelevant=nonrelevant,
-        )
-    elif args.mode == "adaptive":
-        result = simulate_adaptive(
-            pools,
-            oracle,
-            params=adaptive,
-            seed=args.seed,
-            hit_shape=hit_shape,
-            pricing=pricing,
-            nonrelevant=nonrelevant,
-            max_judgments=args.max_judgments,
-            grades=graded,
-        )
-    else:
-        result = simulate_tournament(pools, oracle, k=args.k, seed=args.seed)
+    with progress_bar(
+        total=args.max_judgments if args.mode == "adaptive" else None,
+        description="simulate",
+        unit="judgment",
+    ) as bar:
+
+        def on_wave(progress: SimulationResult) -> None:
+            bar.set_postfix_str(f"wave {progress.rounds}", refresh=False)
+            bar.update(progress.judgments - bar.n)
+
+        if args.mode == "crowd":
+            result = simulate_crowd(
+                pools,
+                oracle,
+                params=params,
+                seed=args.seed,
+                hit_shape=hit_shape,
+                pricing=pricing,
+                nonrelevant=nonrelevant,
+                on_wave=on_wave,
+            )
+        elif args.mode == "adaptive":
+            result = simulate_adaptive(
+                pools,
+                oracle,
+                params=adaptive,
+                seed=args.seed,
+                hit_shape=hit_shape,
+                pricing=pricing,
+                nonrelevant=nonrelevant,
+                max_judgments=args.max_judgments,
+                grades=graded,
+                on_wave=on_wave,
+            )
+        else:
+            result = simulate_tournament(pools, oracle, k=args.k, seed=args.seed)
+        # The judge model's fit for --confidence-out takes seconds to tens of seconds on a TREC track.
+        model = None
+        if args.confidence_out is not None:
+            bar.set_postfix_str("fitting the judge model")
+            model = result.confidence(pools, graded, seed=args.seed)
 
     summary = result.summary()
     if args.mode == "crowd":
@@ -478,8 +498,7 @@ def simulate_command(args: argparse.Namespace) -> int:
         if args.truth_out is not None:
             _write_qrels(args.truth_out, {topic: dict(values.get(topic, {})) for topic in pools})
             summary["truth_out"] = str(args.truth_out)
-        if args.confidence_out is not None:
-            model = result.confidence(pools, graded, seed=args.seed)
+        if model is not None:
             _write_confidence(args.confidence_out, model)
             summary["confidence_out"] = str(args.confidence_out)
             summary["judge_reliability"] = round(model.crowd_eta, 6)
@@ -591,26 +610,34 @@ def plan_command(args: argparse.Namespace) -> int:
         plan_bounds_check(pool_sizes, params=params, hit_shape=hit_shape, trials=args.trials)
     except ValueError as error:
         return _fail("plan", str(error), EXIT_BAD_PARAMETERS)
-    crowd_plan = plan_campaign(
-        pool_sizes,
-        params=params,
-        trials=args.trials,
-        rng=random.Random(args.seed),
-        hit_shape=hit_shape,
-        pricing=pricing,
-        error_rate=args.error_rate,
-    )
-    if adaptive is not None:
-        plan = plan_adaptive(
+    # An adaptive plan of a TREC track at a budget takes tens of seconds a trial: the bar gives its end time.
+    with progress_bar(
+        total=args.trials * (2 if adaptive is not None else 1), description="plan", unit="trial"
+    ) as bar:
+        crowd_plan = plan_campaign(
             pool_sizes,
-            params=adaptive,
+            params=params,
             trials=args.trials,
             rng=random.Random(args.seed),
             hit_shape=hit_shape,
             pricing=pricing,
             error_rate=args.error_rate,
-            max_judgments=args.max_judgments,
+            on_trial=bar.update,
         )
+        plan: dict[str, Any] | None = None
+        if adaptive is not None:
+            plan = plan_adaptive(
+                pool_sizes,
+                params=adaptive,
+                trials=args.trials,
+                rng=random.Random(args.seed),
+                hit_shape=hit_shape,
+                pricing=pricing,
+                error_rate=args.error_rate,
+                max_judgments=args.max_judgments,
+                on_trial=bar.update,
+            )
+    if plan is not None:
         # The paper's procedure on the same pools and crowd, to choose the mode by: under a crowd that errs
         # often the adaptive mode calls most pairs ties and spends more for less (docs/decisions.md
         # "Adaptive mode").

@@ -9,7 +9,7 @@ import random
 import statistics
 import time
 from collections import Counter, defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from judging.engine.adaptive import AdaptiveParams
@@ -75,6 +75,7 @@ def plan_campaign(
     pricing: Pricing = DEFAULT_PRICING,
     error_rate: float = 0.0,
     max_seconds: float | None = None,
+    on_trial: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """Monte-Carlo plan of a crowd campaign over topics with the given pool sizes.
 
@@ -104,7 +105,8 @@ def plan_campaign(
       reinstatement brings it back whenever only the top 4 survive, so ``p_lost`` is lower (about 0.11);
     - ``tournament_judgment_bound``: the dedicated tournament's bound for the same pools, for comparison.
     Only ids and counts are reported; ``trials`` must be >= 1. With ``max_seconds`` a plan that has not
-    finished within that many seconds stops and raises ``PlanTimeExceededError``.
+    finished within that many seconds stops and raises ``PlanTimeExceededError``. ``on_trial``, when given,
+    is called after every trial (a command's progress bar).
     """
     params.validate()
     _check_plan_args(trials=trials, error_rate=error_rate)
@@ -156,6 +158,8 @@ def plan_campaign(
                     kth in outcome.rounds[0].culled or kth in outcome.rounds[0].reinstated
                 )
                 kth_lost[opponents] += kth in outcome.rounds[0].culled
+        if on_trial is not None:
+            on_trial()
     judged_topics = [t for t in topics if pool_sizes[t] > 0]
     plan: dict[str, Any] = {
         "k": params.k,
@@ -269,6 +273,7 @@ def plan_adaptive(
     error_rate: float = 0.0,
     max_seconds: float | None = None,
     max_judgments: int | None = None,
+    on_trial: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """Monte-Carlo plan of an adaptive campaign (``adaptive.py``): each trial gives every topic a fresh random
     strict order and runs ``simulate_adaptive`` with a crowd that reverses each judgment with probability
@@ -280,7 +285,7 @@ def plan_adaptive(
     over topics with a pool of the probability that the output misses a true top-min(k, |C|) item, with
     ``p_lost_se``, ``p_lost_any_topic``, ``p_lost_by_rank``, ``p_lost_per_topic``); ``p_miss`` equals it (the
     adaptive mode has no culling round to report apart). A consistent crowd never loses an item: every
-    elimination rests on k confirmed betters. ``max_seconds``: as for ``plan_campaign``."""
+    elimination rests on k confirmed betters. ``max_seconds`` and ``on_trial``: as for ``plan_campaign``."""
     params.validate()
     _check_plan_args(trials=trials, error_rate=error_rate)
     topics = sorted(pool_sizes)
@@ -317,6 +322,8 @@ def plan_adaptive(
             params.k,
             {t: set(true_orders[t]) - held_to_k(result.topics[t].ranked, params.k, ties) for t in topics},
         )
+        if on_trial is not None:
+            on_trial()
     judged_topics = [t for t in topics if pool_sizes[t] > 0]
     plan: dict[str, Any] = {
         "mode": "adaptive",

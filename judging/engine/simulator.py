@@ -269,6 +269,10 @@ class _CrowdTopic:
             self.open()
 
 
+# Called with the campaign so far after every wave (its ``rounds`` and ``judgments``), for a progress bar.
+WaveCallback = Callable[[SimulationResult], None]
+
+
 def simulate_crowd(
     pools: Mapping[str, Sequence[str]],
     oracle: Oracle,
@@ -278,6 +282,7 @@ def simulate_crowd(
     hit_shape: HitShape = DEFAULT_HIT_SHAPE,
     pricing: Pricing = DEFAULT_PRICING,
     nonrelevant: Mapping[str, Sequence[str]] | None = None,
+    on_wave: WaveCallback | None = None,
 ) -> SimulationResult:
     """Run the crowd pipeline (Clarke, Vtyurina and Smucker, "Assessing top-k preferences", section 4.3)
     over ``pools`` (topic -> candidate docids, any order: the engine puts them in ``candidate_order``) with
@@ -292,7 +297,8 @@ def simulate_crowd(
     HIT: ``challenge_pick`` over that topic's current pool and ``nonrelevant[topic]``, none if it has no
     non-relevant items) and its layout (``hit_layout``) from ``hit_rng(seed, n)``; the oracle answers every
     slot (challenge failures are counted but do not discard HITs here); then every topic closes its round
-    and opens the next. cost = hits * (pay + fee).
+    and opens the next. cost = hits * (pay + fee). ``on_wave``, when given, is called with the result so far
+    after every wave (its ``rounds`` and ``judgments``: a command's progress bar).
     """
     params.validate()
     hit_shape.validate()
@@ -335,6 +341,8 @@ def simulate_crowd(
                     result.judge_votes.setdefault(state.outcome.topic, []).append((a, b, winner, judge))
         for state in active:
             state.close(answers[state.outcome.topic])
+        if on_wave is not None:
+            on_wave(result)
     result.cost_usd = pricing.cost(result.hits)
     return result
 
@@ -442,6 +450,7 @@ def simulate_adaptive(
     max_judgments: int | None = None,
     grades: Mapping[str, Mapping[str, float]] | None = None,
     model_params: JudgeModelParams = MODEL_ROUND_PARAMS,
+    on_wave: WaveCallback | None = None,
 ) -> SimulationResult:
     """Run the adaptive mode (``adaptive.py``) over ``pools`` with ``oracle`` as the crowd.
 
@@ -463,7 +472,8 @@ def simulate_adaptive(
     spent or every topic is settled at ``params.confidence``; every topic not ended by then is ranked by the
     model (its top-k by posterior mean). A reliable crowd, or one that reverses at random, keeps the closure rounds with
     ``adaptive.budget_params``; each topic still open at the budget is ranked by the judge model fitted to every
-    vote and challenge (``closure_cut_ranking``: its k most likely members of the top-k)."""
+    vote and challenge (``closure_cut_ranking``: its k most likely members of the top-k). ``on_wave``: as for
+    ``simulate_crowd``, after every wave, closure and model rounds alike."""
     params.validate()
     hit_shape.validate()
     if max_judgments is not None:
@@ -567,6 +577,8 @@ def simulate_adaptive(
                 )
             )
         errors = error_estimate(evidence, states.values())
+        if on_wave is not None:
+            on_wave(result)
     if budget is not None and active and result.judgments >= budget:
         model = closure_cut_fit(
             states, grades=grades or {}, challenges=result.challenge_answers, k=params.k, seed=seed
@@ -584,6 +596,7 @@ def simulate_adaptive(
             grades=grades or {},
             seed=seed,
             model_params=model_params,
+            on_wave=on_wave,
         )
     result.cost_usd = pricing.cost(result.hits)
     result.adaptive_states = states
@@ -608,6 +621,7 @@ def _model_rounds(
     grades: Mapping[str, Mapping[str, float]],
     seed: int,
     model_params: JudgeModelParams,
+    on_wave: WaveCallback | None = None,
 ) -> None:
     """The rounds of a noisy crowd at a budget (``simulate_adaptive``): fit the judge model to every vote and
     challenge so far, ask the pairs ``model_round_pairs`` chooses in the open ``topics`` (at most
@@ -650,6 +664,8 @@ def _model_rounds(
                     outcomes=tuple((w, b if w == a else a) for a, b, w, _ in topic_answers),
                 )
             )
+        if on_wave is not None:
+            on_wave(result)
     for topic in topics:
         result.topics[topic].ranked = model_ranking(model, topic)
 

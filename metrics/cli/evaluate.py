@@ -16,6 +16,7 @@ from config.cli import (
     finite_float,
     input_file,
     note,
+    progress_bar,
     warn,
 )
 from metrics.cli.common import add_compat_options, add_relevance_options, read_qrels, read_run
@@ -113,7 +114,7 @@ def _scores_with_progress(
         for path in paths:
             yield score(path)
         return
-    progress = _progress_bar(len(paths))
+    progress = progress_bar(total=len(paths), description="runs", unit="run")
     with progress, ThreadPoolExecutor(max_workers=jobs) as pool:
         pending = [pool.submit(score, path) for path in paths[:jobs]]
         for index in range(len(paths)):
@@ -123,27 +124,6 @@ def _scores_with_progress(
                 pending.append(pool.submit(score, paths[next_index]))
             progress.update(1)
             yield result
-
-
-class _NoProgressBar:
-    def __enter__(self) -> _NoProgressBar:
-        return self
-
-    def __exit__(self, *exception: object) -> None:
-        return None
-
-    def update(self, count: int) -> None:
-        return None
-
-
-def _progress_bar(total: int):
-    """The bar shows only on a terminal and only after a second. Elsewhere (a pipe, a file, a benchmark) tqdm
-    is not even imported: its import costs more CPU than reading and scoring a run."""
-    if not sys.stderr.isatty():
-        return _NoProgressBar()
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc="runs", unit="run", file=sys.stderr, delay=1.0)
 
 
 def _prepare_qrels(qrels: Qrels, *, levels: bool, gains: dict[float, float] | None) -> Qrels:
