@@ -183,6 +183,13 @@ def _register_plan(subparsers: argparse._SubParsersAction) -> None:
     plan.add_argument(
         "--trials", type=bounded_int(1, MAX_TRIALS), default=100, help="Monte-Carlo trials (default 100)"
     )
+    plan.add_argument(
+        "-j",
+        "--jobs",
+        type=bounded_int(1, 64),
+        default=1,
+        help="trials run at once, in processes (default 1); the plan is the same whatever the count",
+    )
     plan.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
     plan.set_defaults(handler=plan_command, needs_django=False)
 
@@ -623,6 +630,7 @@ def plan_command(args: argparse.Namespace) -> int:
             pricing=pricing,
             error_rate=args.error_rate,
             on_trial=bar.update,
+            jobs=args.jobs,
         )
         plan: dict[str, Any] | None = None
         if adaptive is not None:
@@ -636,6 +644,7 @@ def plan_command(args: argparse.Namespace) -> int:
                 error_rate=args.error_rate,
                 max_judgments=args.max_judgments,
                 on_trial=bar.update,
+                jobs=args.jobs,
             )
     if plan is not None:
         # The paper's procedure on the same pools and crowd, to choose the mode by: under a crowd that errs

@@ -4,12 +4,16 @@ section 4.3)."""
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 import random
 import statistics
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any
 
 from judging.engine.adaptive import AdaptiveParams
@@ -76,6 +80,7 @@ def plan_campaign(
     error_rate: float = 0.0,
     max_seconds: float | None = None,
     on_trial: Callable[[], None] | None = None,
+    jobs: int = 1,
 ) -> dict[str, Any]:
     """Monte-Carlo plan of a crowd campaign over topics with the given pool sizes.
 
@@ -106,7 +111,9 @@ def plan_campaign(
     - ``tournament_judgment_bound``: the dedicated tournament's bound for the same pools, for comparison.
     Only ids and counts are reported; ``trials`` must be >= 1. With ``max_seconds`` a plan that has not
     finished within that many seconds stops and raises ``PlanTimeExceededError``. ``on_trial``, when given,
-    is called after every trial (a command's progress bar).
+    is called after every trial (a command's progress bar). ``jobs`` > 1 runs that many trials at once in
+    processes; the plan is the same as with one (every trial's world is drawn from ``rng`` first, in order),
+    and it cannot be bounded by ``max_seconds``.
     """
     params.validate()
     _check_plan_args(trials=trials, error_rate=error_rate)
@@ -119,45 +126,20 @@ def plan_campaign(
     kth_rounds: Counter[int] = Counter()
     kth_culled: Counter[int] = Counter()
     kth_lost: Counter[int] = Counter()
-    deadline = None if max_seconds is None else time.monotonic() + max_seconds
-    for trial in range(trials):
-        _check_time(deadline, max_seconds=max_seconds, trial=trial, trials=trials)
-        true_orders, values = _trial_world(pool_sizes, rng=rng)
-        try:
-            result = simulate_crowd(
-                {topic: sorted(order) for topic, order in true_orders.items()},
-                _within(_planned_crowd(values, rng=rng, error_rate=error_rate), deadline),
-                params=params,
-                seed=(trial_seed := rng.randrange(2**32)),
-                hit_shape=hit_shape,
-                pricing=pricing,
-            )
-        except _OutOfTime:
-            raise PlanTimeExceededError(
-                max_seconds=max_seconds or 0, trials_done=trial, trials=trials
-            ) from None
-        for name in ("judgments", "hits", "cost_usd", "rounds"):
-            totals[name].append(float(getattr(result, name)))
-        _add_quality(totals, result, values, params.k)
-        culled.add_trial(true_orders, params.k, {t: _culled_in_stage1(result, t) for t in topics})
-        # the ties at rank k are broken by a stream of the trial's own, so that both planners keep drawing the
-        # same worlds trial by trial however many ties each leaves
-        ties = random.Random(f"{trial_seed}:ties")
-        lost.add_trial(
-            true_orders,
-            params.k,
-            {t: set(true_orders[t]) - held_to_k(result.topics[t].ranked, params.k, ties) for t in topics},
-        )
-        for topic, order in true_orders.items():
-            outcome = result.topics[topic]
-            if len(order) >= params.k and outcome.rounds and outcome.rounds[0].stage == 1:
-                kth = order[params.k - 1]
-                opponents = outcome.rounds[0].opponents[kth]
-                kth_rounds[opponents] += 1
-                kth_culled[opponents] += (
-                    kth in outcome.rounds[0].culled or kth in outcome.rounds[0].reinstated
-                )
-                kth_lost[opponents] += kth in outcome.rounds[0].culled
+    trial = functools.partial(
+        _crowd_trial, params=params, hit_shape=hit_shape, pricing=pricing, error_rate=error_rate
+    )
+    for world, outcome in _run_trials(
+        trial, pool_sizes, trials=trials, rng=rng, error_rate=error_rate, max_seconds=max_seconds, jobs=jobs
+    ):
+        for name, value in outcome.totals.items():
+            totals[name].append(value)
+        culled.add_trial(world.true_orders, params.k, outcome.culled)
+        lost.add_trial(world.true_orders, params.k, outcome.lost)
+        for opponents, culled_or_reinstated, stayed_out in outcome.kth:
+            kth_rounds[opponents] += 1
+            kth_culled[opponents] += culled_or_reinstated
+            kth_lost[opponents] += stayed_out
         if on_trial is not None:
             on_trial()
     judged_topics = [t for t in topics if pool_sizes[t] > 0]
@@ -188,24 +170,23 @@ def plan_campaign(
     return plan
 
 
-def _add_quality(
-    totals: dict[str, list[float]],
-    result: SimulationResult,
-    values: Mapping[str, Mapping[str, float]],
-    k: int,
-) -> None:
-    """One trial's ``top_k_recall`` (share of the true top-k found, the top-k held to k items: ties at rank k
-    broken at random, in expectation, since a topic a budget cuts may leave many items tied there) and
-    ``best_first`` (topics whose true best is ranked first), against the trial's strict true orders
-    (``top_k_agreement``)."""
+def _trial_totals(
+    result: SimulationResult, values: Mapping[str, Mapping[str, float]], k: int
+) -> dict[str, float]:
+    """One trial's ``judgments``, ``hits``, ``cost_usd`` and ``rounds``, its ``top_k_recall`` (share of the true
+    top-k found, the top-k held to k items: ties at rank k broken at random, in expectation, since a topic a
+    budget cuts may leave many items tied there) and ``best_first`` (topics whose true best is ranked first),
+    against the trial's strict true orders (``top_k_agreement``)."""
     agreement = top_k_agreement(
         {topic: outcome.ranked for topic, outcome in result.topics.items()},
         {topic: sorted(topic_values) for topic, topic_values in values.items()},
         PerfectOracle(values),
         k=k,
     )
-    totals["top_k_recall"].append(agreement.recall_at_k if agreement.recall_at_k is not None else 1.0)
-    totals["best_first"].append(float(agreement.same_best))
+    totals = {name: float(getattr(result, name)) for name in ("judgments", "hits", "cost_usd", "rounds")}
+    totals["top_k_recall"] = agreement.recall_at_k if agreement.recall_at_k is not None else 1.0
+    totals["best_first"] = float(agreement.same_best)
+    return totals
 
 
 def _culled_in_stage1(result: SimulationResult, topic: str) -> set[str]:
@@ -274,6 +255,7 @@ def plan_adaptive(
     max_seconds: float | None = None,
     max_judgments: int | None = None,
     on_trial: Callable[[], None] | None = None,
+    jobs: int = 1,
 ) -> dict[str, Any]:
     """Monte-Carlo plan of an adaptive campaign (``adaptive.py``): each trial gives every topic a fresh random
     strict order and runs ``simulate_adaptive`` with a crowd that reverses each judgment with probability
@@ -285,43 +267,26 @@ def plan_adaptive(
     over topics with a pool of the probability that the output misses a true top-min(k, |C|) item, with
     ``p_lost_se``, ``p_lost_any_topic``, ``p_lost_by_rank``, ``p_lost_per_topic``); ``p_miss`` equals it (the
     adaptive mode has no culling round to report apart). A consistent crowd never loses an item: every
-    elimination rests on k confirmed betters. ``max_seconds`` and ``on_trial``: as for ``plan_campaign``."""
+    elimination rests on k confirmed betters. ``max_seconds``, ``on_trial`` and ``jobs``: as for ``plan_campaign``."""
     params.validate()
     _check_plan_args(trials=trials, error_rate=error_rate)
     topics = sorted(pool_sizes)
     totals: dict[str, list[float]] = defaultdict(list)
     lost = _MissTally()
-    deadline = None if max_seconds is None else time.monotonic() + max_seconds
-    for trial in range(trials):
-        _check_time(deadline, max_seconds=max_seconds, trial=trial, trials=trials)
-        true_orders, values = _trial_world(pool_sizes, rng=rng)
-        oracle = _within(_planned_crowd(values, rng=rng, error_rate=error_rate), deadline)
-        try:
-            result = simulate_adaptive(
-                {topic: sorted(order) for topic, order in true_orders.items()},
-                oracle,
-                params=params,
-                seed=(trial_seed := rng.randrange(2**32)),
-                hit_shape=hit_shape,
-                pricing=pricing,
-                max_judgments=max_judgments,
-            )
-        except _OutOfTime:
-            raise PlanTimeExceededError(
-                max_seconds=max_seconds or 0, trials_done=trial, trials=trials
-            ) from None
-        for name in ("judgments", "hits", "cost_usd", "rounds"):
-            totals[name].append(float(getattr(result, name)))
-        _add_quality(totals, result, values, params.k)
-        totals["pairs_tied"].append(float(result.vote_counts()["pairs_tied"]))
-        # the ties at rank k are broken by a stream of the trial's own, so that both planners keep drawing the
-        # same worlds trial by trial however many ties each leaves
-        ties = random.Random(f"{trial_seed}:ties")
-        lost.add_trial(
-            true_orders,
-            params.k,
-            {t: set(true_orders[t]) - held_to_k(result.topics[t].ranked, params.k, ties) for t in topics},
-        )
+    trial = functools.partial(
+        _adaptive_trial,
+        params=params,
+        hit_shape=hit_shape,
+        pricing=pricing,
+        error_rate=error_rate,
+        max_judgments=max_judgments,
+    )
+    for world, outcome in _run_trials(
+        trial, pool_sizes, trials=trials, rng=rng, error_rate=error_rate, max_seconds=max_seconds, jobs=jobs
+    ):
+        for name, value in outcome.totals.items():
+            totals[name].append(value)
+        lost.add_trial(world.true_orders, params.k, outcome.lost)
         if on_trial is not None:
             on_trial()
     judged_topics = [t for t in topics if pool_sizes[t] > 0]
@@ -373,14 +338,159 @@ def _trial_world(
     return true_orders, values
 
 
-def _planned_crowd(
-    values: Mapping[str, Mapping[str, float]], *, rng: random.Random, error_rate: float
-) -> Oracle:
+@dataclass(frozen=True)
+class _TrialWorld:
+    """What one trial draws from the plan's stream, in this order: the true orders and their values
+    (``_trial_world``), the noisy crowd's own seed (only when the crowd errs) and the simulation's seed."""
+
+    true_orders: dict[str, list[str]]
+    values: dict[str, dict[str, float]]
+    crowd_seed: int | None
+    seed: int
+
+
+@dataclass(frozen=True)
+class _TrialOutcome:
+    """One trial's figures, small enough to send back from a process: its totals, and per topic the true
+    top-k items the output misses (``lost``) and, for the paper's procedure, those a stage-1 culling removed
+    (``culled``) and the true k-th's first round (opponents, culled or reinstated, culled for good)."""
+
+    totals: dict[str, float]
+    lost: dict[str, set[str]]
+    culled: dict[str, set[str]] = field(default_factory=dict)
+    kth: list[tuple[int, bool, bool]] = field(default_factory=list)
+
+
+def _draw_trial(pool_sizes: Mapping[str, int], *, rng: random.Random, error_rate: float) -> _TrialWorld:
+    true_orders, values = _trial_world(pool_sizes, rng=rng)
+    crowd_seed = rng.randrange(2**32) if error_rate else None
+    return _TrialWorld(true_orders, values, crowd_seed, rng.randrange(2**32))
+
+
+def _run_trials(
+    trial: Callable[[_TrialWorld, float | None], _TrialOutcome],
+    pool_sizes: Mapping[str, int],
+    *,
+    trials: int,
+    rng: random.Random,
+    error_rate: float,
+    max_seconds: float | None,
+    jobs: int,
+) -> Iterator[tuple[_TrialWorld, _TrialOutcome]]:
+    """Each trial's world and outcome, in trial order: one after another within ``max_seconds`` (the clock
+    looked at between trials and by the crowd every few hundred judgments), or ``jobs`` at once in processes.
+    The worlds are drawn in trial order either way, so the plan does not depend on ``jobs``."""
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1 (got {jobs})")
+    if jobs > 1 and max_seconds is not None:
+        raise ValueError("a plan bounded in seconds runs its trials one after another (jobs 1)")
+    if jobs == 1:
+        deadline = None if max_seconds is None else time.monotonic() + max_seconds
+        for number in range(trials):
+            _check_time(deadline, max_seconds=max_seconds, trial=number, trials=trials)
+            world = _draw_trial(pool_sizes, rng=rng, error_rate=error_rate)
+            try:
+                outcome = trial(world, deadline)
+            except _OutOfTime:
+                raise PlanTimeExceededError(
+                    max_seconds=max_seconds or 0, trials_done=number, trials=trials
+                ) from None
+            yield world, outcome
+        return
+    worlds = [_draw_trial(pool_sizes, rng=rng, error_rate=error_rate) for _ in range(trials)]
+    # A small pool's trial takes milliseconds: send the trials in chunks, a few a process, not one by one.
+    chunks = max(1, trials // (4 * jobs))
+    with ProcessPoolExecutor(max_workers=min(jobs, trials)) as pool:
+        outcomes = pool.map(trial, worlds, itertools.repeat(None), chunksize=chunks)
+        yield from zip(worlds, outcomes, strict=True)
+
+
+def _planned_crowd(world: _TrialWorld, *, error_rate: float, deadline: float | None) -> Oracle:
     """The simulated crowd of a plan's trial: consistent, or reversing each judgment with ``error_rate`` from
-    its own stream (drawn from ``rng``)."""
-    if error_rate:
-        return NoisyOracle(values, rng=random.Random(rng.randrange(2**32)), error_rate=error_rate)
-    return PerfectOracle(values)
+    its own stream; within ``deadline`` when given."""
+    crowd: Oracle = PerfectOracle(world.values)
+    if world.crowd_seed is not None:
+        crowd = NoisyOracle(world.values, rng=random.Random(world.crowd_seed), error_rate=error_rate)
+    return _within(crowd, deadline)
+
+
+def _missed(world: _TrialWorld, k: int, kept: Callable[[str], set[str]]) -> dict[str, set[str]]:
+    """Per topic, the true top-k items not in ``kept(topic)``."""
+    return {topic: set(order[:k]) - kept(topic) for topic, order in world.true_orders.items()}
+
+
+def _lost(world: _TrialWorld, result: SimulationResult, k: int) -> dict[str, set[str]]:
+    """The true top-k items the output misses, its top-k held to k items. The ties at rank k are broken by a
+    stream of the trial's own, so that both planners keep drawing the same worlds trial by trial however many
+    ties each leaves."""
+    ties = random.Random(f"{world.seed}:ties")
+    return _missed(world, k, lambda topic: held_to_k(result.topics[topic].ranked, k, ties))
+
+
+def _crowd_trial(
+    world: _TrialWorld,
+    deadline: float | None,
+    *,
+    params: CrowdParams,
+    hit_shape: HitShape,
+    pricing: Pricing,
+    error_rate: float,
+) -> _TrialOutcome:
+    """One trial of the paper's procedure (``plan_campaign``)."""
+    result = simulate_crowd(
+        {topic: sorted(order) for topic, order in world.true_orders.items()},
+        _planned_crowd(world, error_rate=error_rate, deadline=deadline),
+        params=params,
+        seed=world.seed,
+        hit_shape=hit_shape,
+        pricing=pricing,
+    )
+    kth = []
+    for topic, order in world.true_orders.items():
+        outcome = result.topics[topic]
+        if len(order) >= params.k and outcome.rounds and outcome.rounds[0].stage == 1:
+            first, true_kth = outcome.rounds[0], order[params.k - 1]
+            kth.append(
+                (
+                    first.opponents[true_kth],
+                    true_kth in first.culled or true_kth in first.reinstated,
+                    true_kth in first.culled,
+                )
+            )
+    return _TrialOutcome(
+        totals=_trial_totals(result, world.values, params.k),
+        lost=_lost(world, result, params.k),
+        culled={
+            topic: set(order[: params.k]) & _culled_in_stage1(result, topic)
+            for topic, order in world.true_orders.items()
+        },
+        kth=kth,
+    )
+
+
+def _adaptive_trial(
+    world: _TrialWorld,
+    deadline: float | None,
+    *,
+    params: AdaptiveParams,
+    hit_shape: HitShape,
+    pricing: Pricing,
+    error_rate: float,
+    max_judgments: int | None,
+) -> _TrialOutcome:
+    """One trial of the adaptive mode (``plan_adaptive``)."""
+    result = simulate_adaptive(
+        {topic: sorted(order) for topic, order in world.true_orders.items()},
+        _planned_crowd(world, error_rate=error_rate, deadline=deadline),
+        params=params,
+        seed=world.seed,
+        hit_shape=hit_shape,
+        pricing=pricing,
+        max_judgments=max_judgments,
+    )
+    totals = _trial_totals(result, world.values, params.k)
+    totals["pairs_tied"] = float(result.vote_counts()["pairs_tied"])
+    return _TrialOutcome(totals=totals, lost=_lost(world, result, params.k))
 
 
 def _totals_summary(totals: dict[str, list[float]]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from tests.conftest import REPO_DIR
 PYPROJECT = tomllib.loads((REPO_DIR / "pyproject.toml").read_text())
 CONTRACTS = {contract["id"]: contract for contract in PYPROJECT["tool"]["importlinter"]["contracts"]}
 # docs/decisions.md "What the pure cores may import".
-ALLOWED_TO_PURE_CORES = {"numpy", "scipy", "pandas", "pyarrow", "networkx"}
+ALLOWED_TO_PURE_CORES = {"numpy", "scipy", "pandas", "pyarrow", "networkx", "threadpoolctl"}
 # Distribution name in pyproject -> the name it is imported by.
 IMPORT_NAMES = {
     "Django": "django",

@@ -152,3 +152,23 @@ def test_a_noisy_crowd_plan_loses_more_and_the_adaptive_plan_sets_itself_beside_
     # with a consistent crowd the adaptive mode costs less and loses nothing
     assert json.loads(stdout)["crowd"]["judgments"] > json.loads(stdout)["judgments"]
     assert stderr.rstrip().endswith("the adaptive mode is the better buy.")
+
+
+def test_jobs_run_the_trials_in_processes_for_the_same_plan(capsys):
+    arguments = (
+        "--pool-size",
+        "12",
+        "--mode",
+        "adaptive",
+        "--error-rate",
+        "0.1",
+        "--trials",
+        "6",
+        "--seed",
+        "2",
+    )
+    status, one, _ = _plan(capsys, *arguments)
+    status_jobs, two, _ = _plan(capsys, *arguments, "--jobs", "2")
+    assert status == status_jobs == 0 and json.loads(one) == json.loads(two)
+    status, _, stderr = _plan(capsys, *arguments, "-j", "0")
+    assert status == 2 and "--jobs" in stderr

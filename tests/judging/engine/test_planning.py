@@ -97,14 +97,14 @@ def test_both_planners_draw_the_same_worlds_trial_by_trial_whatever_ties_they_le
     from judging.engine import AdaptiveParams, plan_adaptive, planning
 
     worlds = {"crowd": [], "adaptive": []}
-    real = planning._add_quality
+    real = planning._trial_totals
     which = {"mode": "crowd"}
 
-    def recording(totals, result, values, k):
+    def recording(result, values, k):
         worlds[which["mode"]].append({topic: dict(topic_values) for topic, topic_values in values.items()})
-        real(totals, result, values, k)
+        return real(result, values, k)
 
-    monkeypatch.setattr(planning, "_add_quality", recording)
+    monkeypatch.setattr(planning, "_trial_totals", recording)
     pools = {"t": 16, "u": 12, "v": 9}
     plan_campaign(pools, params=CrowdParams(), trials=4, rng=random.Random(7), error_rate=0.3)
     which["mode"] = "adaptive"

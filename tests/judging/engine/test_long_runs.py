@@ -1,7 +1,10 @@
-"""The engine's progress callbacks: a simulation reports every wave and a plan every trial, so that a command can
-show how far a long run has got."""
+"""A long run of the engine: a simulation reports every wave and a plan every trial (a command's progress bar), a
+plan runs its trials in processes, and the judge model's fits keep to one BLAS thread."""
 
 import random
+
+import pytest
+from threadpoolctl import threadpool_info
 
 from judging.engine import (
     AdaptiveParams,
@@ -13,6 +16,7 @@ from judging.engine import (
     simulate_adaptive,
     simulate_crowd,
 )
+from judging.engine.judges import fit_item_world, fit_judge_model, one_blas_thread
 from tests.judging.engine.worlds import shuffled_world
 
 
@@ -82,3 +86,46 @@ def test_both_planners_report_every_trial():
         on_trial=lambda: ticks.append("a"),
     )
     assert ticks == ["c"] * 9 + ["a"] * 4
+
+
+def test_a_plan_in_processes_is_the_plan_of_one_process():
+    # every trial's world is drawn from the plan's stream in order, whichever process then runs it
+    pools = {"a": 14, "b": 9, "c": 4}
+    for error_rate in (0.0, 0.15):
+        plans = [
+            plan_campaign(
+                pools, params=CrowdParams(), trials=7, rng=random.Random(3), error_rate=error_rate, jobs=jobs
+            )
+            for jobs in (1, 3)
+        ]
+        assert plans[0] == plans[1] and plans[0]["trials"] == 7
+        plans = [
+            plan_adaptive(
+                pools,
+                params=AdaptiveParams(k=3),
+                trials=3,
+                rng=random.Random(3),
+                error_rate=error_rate,
+                max_judgments=120 if error_rate else None,
+                jobs=jobs,
+            )
+            for jobs in (1, 2)
+        ]
+        assert plans[0] == plans[1]
+
+
+def test_a_plan_bounded_in_seconds_runs_in_one_process():
+    with pytest.raises(ValueError, match="one after another"):
+        plan_campaign({"a": 10}, params=CrowdParams(), trials=4, rng=random.Random(1), max_seconds=5, jobs=2)
+    with pytest.raises(ValueError, match="jobs must be at least 1"):
+        plan_adaptive({"a": 10}, params=AdaptiveParams(), trials=4, rng=random.Random(1), jobs=0)
+
+
+def test_the_judge_models_fits_run_on_one_blas_thread_and_give_the_threads_back():
+    def blas_threads():
+        return {pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"}
+
+    before = blas_threads()
+    inside = one_blas_thread(blas_threads)()
+    assert inside == {1} and blas_threads() == before
+    assert fit_judge_model.__wrapped__ is not None and fit_item_world.__wrapped__ is not None
