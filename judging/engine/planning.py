@@ -5,14 +5,13 @@ section 4.3)."""
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 import random
 import statistics
 import time
-from collections import Counter, defaultdict
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -397,12 +396,18 @@ def _run_trials(
                 ) from None
             yield world, outcome
         return
-    worlds = [_draw_trial(pool_sizes, rng=rng, error_rate=error_rate) for _ in range(trials)]
-    # A small pool's trial takes milliseconds: send the trials in chunks, a few a process, not one by one.
-    chunks = max(1, trials // (4 * jobs))
+    # The worlds are drawn as the processes need them, a few trials ahead: a plan of a thousand trials of large
+    # pools would not fit in memory all at once.
     with ProcessPoolExecutor(max_workers=min(jobs, trials)) as pool:
-        outcomes = pool.map(trial, worlds, itertools.repeat(None), chunksize=chunks)
-        yield from zip(worlds, outcomes, strict=True)
+        pending: deque[tuple[_TrialWorld, Future[_TrialOutcome]]] = deque()
+        for _ in range(trials):
+            world = _draw_trial(pool_sizes, rng=rng, error_rate=error_rate)
+            pending.append((world, pool.submit(trial, world, None)))
+            if len(pending) > 2 * jobs:
+                first, running = pending.popleft()
+                yield first, running.result()
+        for first, running in pending:
+            yield first, running.result()
 
 
 def _planned_crowd(world: _TrialWorld, *, error_rate: float, deadline: float | None) -> Oracle:
