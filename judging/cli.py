@@ -423,7 +423,7 @@ def simulate_command(args: argparse.Namespace) -> int:
     with progress_bar(
         total=args.max_judgments if args.mode == "adaptive" else None,
         description="simulate",
-        unit="judgment",
+        unit=" judgments",
     ) as bar:
 
         def on_wave(progress: SimulationResult) -> None:
