@@ -188,9 +188,6 @@ class _NoProgressBar:
     def set_postfix_str(self, text: str, refresh: bool = True) -> None:
         return None
 
-    def set_description_str(self, text: str) -> None:
-        return None
-
 
 def progress_bar(*, total: int | None, description: str, unit: str) -> Any:
     """A tqdm bar on stderr for a command's long work, shown only on a terminal and only after a second.

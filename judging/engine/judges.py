@@ -372,7 +372,7 @@ def one_blas_thread(function: Callable[_Arguments, _Result]) -> Callable[_Argume
     """Run ``function`` with one BLAS thread. The judge model's linear algebra is on one topic at a time (a
     few dozen items): a second BLAS thread only spins, taking a core from whatever else runs (CAsT, item
     world at 14,000 judgments: 19.4 s of CPU for 10.2 s with the default two threads, 9.9 s for 10.0 s with
-    one; two such runs side by side 26.1 s against 10.4 s)."""
+    one; two such runs side by side 26.1 s against 10.4 to 10.6 s)."""
 
     @functools.wraps(function)
     def call(*args: _Arguments.args, **kwargs: _Arguments.kwargs) -> _Result:
