@@ -4,17 +4,21 @@ warning for an empty run), the relevance options, the compatibility options, a p
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Sized
+from typing import TypeVar
 
 from config.cli import (
     DataError,
     bounded_int,
     finite_float,
+    progress_bar,
     warn,
 )
 from metrics.core import readers
 from metrics.core.rbo import DEFAULT_DEPTH
 from metrics.core.readers import Qrels, Run, TrecFormatError
+
+T = TypeVar("T")
 
 __all__ = ["add_compat_options", "add_relevance_options", "progress", "read_qrels", "read_run", "read_runs"]
 
@@ -82,8 +86,14 @@ def read_run(path: str, command: str, *, use_threads: bool = True) -> Run:
     return run
 
 
-def progress(description: str, unit: str):
-    # The bar shows only on a terminal (tqdm disables itself otherwise).
-    from tqdm import tqdm
+def progress(description: str, unit: str) -> Callable[[Iterable[T]], Iterator[T]]:
+    """A wrapper that counts the items of an iterable on ``progress_bar`` (a terminal only) as they are used."""
 
-    return lambda items: tqdm(items, desc=description, unit=unit, disable=None)
+    def counted(items: Iterable[T]) -> Iterator[T]:
+        total = len(items) if isinstance(items, Sized) else None
+        with progress_bar(total=total, description=description, unit=unit) as bar:
+            for item in items:
+                yield item
+                bar.update(1)
+
+    return counted
